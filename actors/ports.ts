@@ -1,0 +1,113 @@
+/**
+ * The ports the agent actor needs. The actor never imports from src/: the
+ * service implements these (database store, venue calls, risk evaluation) and
+ * hands them in.
+ */
+
+export type Mode = "payload" | "delegated";
+export type BreakerReason = "kill" | "venue_errors" | "manual";
+export type OrderStatus =
+  | "awaiting_signature"
+  | "submitting"
+  | "open"
+  | "filled"
+  | "cancelled"
+  | "expired"
+  | "rejected"
+  | "failed"
+  | "unknown";
+
+/** Statuses whose notional is still reserved or at the venue. */
+export const ACTIVE_STATUSES: ReadonlySet<OrderStatus> = new Set(["awaiting_signature", "submitting", "open", "unknown"]);
+
+export interface AgentProfile {
+  id: string;
+  orgId: string;
+  name: string | null;
+  mode: Mode;
+  walletAddress: string;
+  signerAddress: string;
+  signatureType: number;
+  createdAt: Date;
+}
+
+export interface BreakerState {
+  state: "closed" | "tripped";
+  reason: BreakerReason | null;
+  since: Date | null;
+}
+
+export interface CredentialsInfo {
+  scopes: string[];
+  keyHint: string;
+  createdAt: Date;
+}
+
+/** The limits the actor itself reads; the rest are opaque to it. */
+export interface ActorLimits {
+  daily_volume_usdc: number;
+  max_venue_errors: number;
+  breaker_cooldown_s: number;
+}
+
+/** An order the actor tracks while its notional is reserved or at the venue. */
+export interface TrackedOrder {
+  id: string;
+  mode: Mode;
+  marketId: string;
+  conditionId: string;
+  side: "buy" | "sell";
+  notionalUnits: bigint;
+  status: OrderStatus;
+  tradingDay: string;
+  venueOrderId: string | null;
+  signatureDeadline: Date | null;
+  filledUnits: bigint;
+}
+
+export interface AgentSnapshot<L extends ActorLimits> {
+  profile: AgentProfile;
+  limits: L;
+  breaker: BreakerState;
+  venueErrorStreak: number;
+  credentials: CredentialsInfo | null;
+  /** Orders in an active status. */
+  activeOrders: TrackedOrder[];
+  /** Notional counted against the daily limit, per UTC day (YYYY-MM-DD) that still matters. */
+  dailyUsedUnits: Record<string, bigint>;
+  /** Exposure per condition id: buys net of sells, reserved, open and filled. */
+  exposureUnits: Record<string, bigint>;
+  /** Last EIP-712 timestamp (ms) given to this agent's orders. */
+  lastOrderTimestampMs: number;
+}
+
+/** What the actor persists itself (small, rare writes). */
+export interface AgentStore<L extends ActorLimits> {
+  saveLimits(agentId: string, limits: L): Promise<void>;
+  saveBreaker(agentId: string, breaker: BreakerState, venueErrorStreak: number): Promise<void>;
+  saveCredentials(agentId: string, sealed: Uint8Array, info: CredentialsInfo): Promise<void>;
+  /** Deletes the sealed credentials and returns the agent to payload mode. */
+  deleteCredentials(agentId: string): Promise<boolean>;
+}
+
+/** The state the risk engine sees for one intent. */
+export interface RiskState {
+  breaker: { tripped: boolean; reason: BreakerReason | null };
+  daily_used_usdc_units: bigint;
+  market_exposure_usdc_units: bigint;
+}
+
+export interface Clock {
+  now(): number;
+}
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** Outcome of one cancellation at the venue, within the kill deadline. */
+export type CancelOutcome = "cancelled" | "failed";
+
+export interface KillPorts {
+  /** Cancels one order at the venue; resolves "failed" when not confirmed before the signal aborts. */
+  cancelAtVenue(order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome>;
+  /** Persists the final statuses of a kill in one write. */
+  saveOutcomes(outcomes: { orderId: string; status: "cancelled" | "failed"; reason: string }[]): Promise<void>;
+}

@@ -1,0 +1,108 @@
+/**
+ * Builds the service from its parts: the Elysia app (one module per feature),
+ * wrapped in the outer request layer. `createServices` wires the parts from a
+ * configuration; tests build them with their own database and venue.
+ */
+import { openapi } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import type { Config } from "./config.ts";
+import type { Database } from "./db/database.ts";
+import { authPlugin, RateLimiter } from "./http/auth.ts";
+import { errorHandler } from "./http/error-handler.ts";
+import { createHandler } from "./http/handler.ts";
+import { IdempotencyStore } from "./http/idempotency-store.ts";
+import { agentsModule } from "./modules/agents/index.ts";
+import { AgentService } from "./modules/agents/service.ts";
+import { apiKeysModule } from "./modules/api-keys/index.ts";
+import { ApiKeyService } from "./modules/api-keys/service.ts";
+import { healthModule } from "./modules/health/index.ts";
+import { orgsModule } from "./modules/orgs/index.ts";
+import { OrgService } from "./modules/orgs/service.ts";
+import type { Logger } from "./observability/logger.ts";
+import { createMetrics, type ServiceMetrics } from "./observability/metrics.ts";
+import type { Venue } from "./venues/venue.ts";
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  database: Database;
+  venue: Venue;
+  apiKeys: ApiKeyService;
+  orgs: OrgService;
+  agents: AgentService;
+  idempotency: IdempotencyStore;
+  rateLimiter: RateLimiter;
+}
+
+export function createServices(parts: { config: Config; logger: Logger; database: Database; venue: Venue }): Services {
+  const { config, database } = parts;
+  const metrics = createMetrics();
+  const apiKeys = new ApiKeyService(database.db);
+  return {
+    ...parts,
+    metrics,
+    apiKeys,
+    orgs: new OrgService(database.db, apiKeys),
+    agents: new AgentService(database.db, { idleMs: config.actorIdleMs, onActors: (n) => metrics.actorsActive.set(n) }),
+    idempotency: new IdempotencyStore(database.db),
+    rateLimiter: new RateLimiter(config.rateLimitPerS),
+  };
+}
+
+export interface App {
+  /** Answers one request exactly as the server would. */
+  handle(request: Request): Promise<Response>;
+  elysia: Elysia<any, any, any, any, any, any, any>;
+  services: Services;
+  stop(): Promise<void>;
+}
+
+export function createApp(services: Services): App {
+  const { logger, metrics } = services;
+  const auth = authPlugin({ apiKeys: services.apiKeys, adminToken: services.config.adminToken, rateLimiter: services.rateLimiter });
+  const elysia = new Elysia({ normalize: false })
+    .use(errorHandler(logger))
+    .use(
+      openapi({
+        path: "/openapi/ui",
+        specPath: "/openapi",
+        documentation: {
+          info: {
+            title: "Agent brokerage API",
+            version: "1.0.0",
+            description:
+              "Non-custodial brokerage for AI agents on prediction markets. Errors are RFC 9457 problem details. " +
+              "Every POST accepts an Idempotency-Key header. Authenticate with X-API-Key.",
+          },
+          components: { securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "X-API-Key" } } },
+          security: [{ apiKey: [] }],
+        },
+      }),
+    )
+    .use(healthModule({ database: services.database, venue: services.venue, registry: metrics.registry }))
+    .use(orgsModule({ orgs: services.orgs, auth }))
+    .use(apiKeysModule({ apiKeys: services.apiKeys, auth }))
+    .use(agentsModule({ agents: services.agents, auth }));
+
+  const handle = createHandler({
+    app: elysia,
+    logger,
+    idempotency: services.idempotency,
+    maxBodyBytes: services.config.maxBodyBytes,
+    observer: {
+      observe(method, route, status, seconds) {
+        metrics.httpRequestsTotal.inc({ method, route, status });
+        metrics.httpRequestDurationSeconds.observe({ method, route }, seconds);
+      },
+    },
+  });
+  return {
+    handle,
+    elysia,
+    services,
+    async stop() {
+      services.agents.stop();
+    },
+  };
+}

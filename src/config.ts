@@ -1,0 +1,144 @@
+/**
+ * The one module that reads the environment (CONTRACT section 1). Values are
+ * validated with TypeBox; a bad value stops start-up with a message naming the
+ * variable. Nothing else in the service reads process.env.
+ */
+import { Type as T, type Static } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { resolve } from "node:path";
+
+const Bool = T.Union([T.Literal("true"), T.Literal("false"), T.Literal("1"), T.Literal("0")]);
+const Url = T.String({ pattern: "^https?://\\S+$" });
+const PgUrl = T.String({ pattern: "^postgres(ql)?://\\S+$" });
+const Int = (min: number, max: number) => T.String({ pattern: "^[0-9]+$", "x-min": min, "x-max": max });
+
+/** The variables as text, exactly as the environment gives them. */
+export const EnvSchema = T.Object({
+  PORT: T.Optional(Int(0, 65535)),
+  HOST: T.Optional(T.String({ minLength: 1 })),
+  DATABASE_URL: T.Optional(PgUrl),
+  DATA_DIR: T.Optional(T.String({ minLength: 1 })),
+  VENUE: T.Optional(T.Union([T.Literal("paper"), T.Literal("clob")])),
+  VENUE_URL: T.Optional(Url),
+  VENUE_TIMEOUT_MS: T.Optional(Int(1, 600000)),
+  PAPER_MARKETS: T.Optional(T.String({ minLength: 1 })),
+  BUILDER_CODE: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{64}$" })),
+  CHAIN_ID: T.Optional(T.Union([T.Literal("137"), T.Literal("80002")])),
+  SEAL_KEY_FILE: T.Optional(T.String({ minLength: 1 })),
+  SEAL_SECRET_KEY: T.Optional(T.String({ pattern: "^[A-Za-z0-9+/_-]{42,44}={0,2}$" })),
+  ADMIN_TOKEN: T.Optional(T.String({ minLength: 16 })),
+  X402_ENABLED: T.Optional(Bool),
+  X402_PAY_TO: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
+  X402_NETWORK: T.Optional(T.String({ pattern: "^[a-z0-9-]+:[A-Za-z0-9-]+$" })),
+  X402_PRICE_USDC: T.Optional(T.String({ pattern: "^[0-9]+(\\.[0-9]{1,6})?$" })),
+  X402_FACILITATOR_URL: T.Optional(Url),
+  KILL_DEADLINE_MS: T.Optional(Int(100, 60000)),
+  KILL_CONCURRENCY: T.Optional(Int(1, 1024)),
+  SIGNATURE_TTL_S: T.Optional(Int(5, 86400)),
+  ACTOR_IDLE_MS: T.Optional(Int(1000, 86400000)),
+  RATE_LIMIT_PER_S: T.Optional(Int(0, 1000000)),
+  MAX_BODY_BYTES: T.Optional(Int(256, 10485760)),
+  LOG_LEVEL: T.Optional(T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")])),
+});
+export type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | null;
+  dataDir: string;
+  venue: "paper" | "clob";
+  venueUrl: string | null;
+  venueTimeoutMs: number;
+  paperMarkets: string;
+  builderCode: `0x${string}`;
+  builderCodeDefaulted: boolean;
+  chainId: 137 | 80002;
+  sealKeyFile: string | null;
+  sealSecretKey: string | null;
+  adminToken: string | null;
+  x402: { enabled: boolean; payTo: string | null; network: string; priceUsdc: string; facilitatorUrl: string | null };
+  killDeadlineMs: number;
+  killConcurrency: number;
+  /** How long an unsigned order waits for its signature before it expires. */
+  signatureTtlS: number;
+  actorIdleMs: number;
+  /** Requests per second per API key or paying wallet; 0 turns the limit off. */
+  rateLimitPerS: number;
+  maxBodyBytes: number;
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const ZERO32 = `0x${"0".repeat(64)}` as const;
+const DEFAULT_MARKETS = resolve(import.meta.dir, "../fixtures/markets.json");
+
+/** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known = Object.keys(EnvSchema.properties) as (keyof Env)[];
+  const picked: Record<string, string> = {};
+  for (const k of known) {
+    const v = env[k];
+    if (v !== undefined && v !== "") picked[k] = v;
+  }
+  for (const error of Value.Errors(EnvSchema, picked)) {
+    const name = error.path.replace(/^\//, "");
+    throw new ConfigError(`invalid environment variable ${name}: ${describe(error.schema)}`);
+  }
+  for (const k of known) {
+    const s = (EnvSchema.properties as Record<string, any>)[k];
+    const inner = s.anyOf ? null : s;
+    if (inner?.["x-min"] !== undefined && picked[k] !== undefined) {
+      const n = Number(picked[k]);
+      if (n < inner["x-min"] || n > inner["x-max"]) {
+        throw new ConfigError(`invalid environment variable ${k}: must be an integer from ${inner["x-min"]} to ${inner["x-max"]}`);
+      }
+    }
+  }
+  const e = picked as Env;
+  const venue = e.VENUE ?? "paper";
+  if (venue === "clob" && !e.VENUE_URL) throw new ConfigError("invalid environment variable VENUE_URL: required when VENUE=clob");
+  const x402Enabled = e.X402_ENABLED === "true" || e.X402_ENABLED === "1";
+  if (x402Enabled && !e.X402_PAY_TO) throw new ConfigError("invalid environment variable X402_PAY_TO: required when X402_ENABLED=true");
+  return {
+    port: e.PORT ? Number(e.PORT) : 8080,
+    host: e.HOST ?? "0.0.0.0",
+    databaseUrl: e.DATABASE_URL ?? null,
+    dataDir: resolve(e.DATA_DIR ?? "./data"),
+    venue,
+    venueUrl: e.VENUE_URL ?? null,
+    venueTimeoutMs: e.VENUE_TIMEOUT_MS ? Number(e.VENUE_TIMEOUT_MS) : 3000,
+    paperMarkets: e.PAPER_MARKETS ? resolve(e.PAPER_MARKETS) : DEFAULT_MARKETS,
+    builderCode: (e.BUILDER_CODE?.toLowerCase() as `0x${string}`) ?? ZERO32,
+    builderCodeDefaulted: !e.BUILDER_CODE,
+    chainId: e.CHAIN_ID === "80002" ? 80002 : 137,
+    sealKeyFile: e.SEAL_KEY_FILE ?? null,
+    sealSecretKey: e.SEAL_SECRET_KEY ?? null,
+    adminToken: e.ADMIN_TOKEN ?? null,
+    x402: {
+      enabled: x402Enabled,
+      payTo: e.X402_PAY_TO ?? null,
+      network: e.X402_NETWORK ?? "eip155:84532",
+      priceUsdc: e.X402_PRICE_USDC ?? "0.001",
+      facilitatorUrl: e.X402_FACILITATOR_URL ?? null,
+    },
+    killDeadlineMs: e.KILL_DEADLINE_MS ? Number(e.KILL_DEADLINE_MS) : 5000,
+    killConcurrency: e.KILL_CONCURRENCY ? Number(e.KILL_CONCURRENCY) : 64,
+    signatureTtlS: e.SIGNATURE_TTL_S ? Number(e.SIGNATURE_TTL_S) : 300,
+    actorIdleMs: e.ACTOR_IDLE_MS ? Number(e.ACTOR_IDLE_MS) : 10 * 60 * 1000,
+    rateLimitPerS: e.RATE_LIMIT_PER_S ? Number(e.RATE_LIMIT_PER_S) : 0,
+    maxBodyBytes: e.MAX_BODY_BYTES ? Number(e.MAX_BODY_BYTES) : 64 * 1024,
+    logLevel: e.LOG_LEVEL ?? "info",
+  };
+}
+
+function describe(schema: any): string {
+  if (schema.anyOf) return `must be one of ${schema.anyOf.map((s: any) => JSON.stringify(s.const)).join(", ")}`;
+  if (schema["x-min"] !== undefined) return `must be an integer from ${schema["x-min"]} to ${schema["x-max"]}`;
+  if (schema.pattern) return `does not match the expected format ${schema.pattern}`;
+  if (schema.minLength) return "must not be empty";
+  return "is not valid";
+}

@@ -1,0 +1,70 @@
+/**
+ * Opens the database: embedded PGlite under DATA_DIR/pg by default, or
+ * PostgreSQL through postgres-js when a URL is given. Both are driven through
+ * the same drizzle API, and migrations run on open.
+ */
+import { sql } from "drizzle-orm";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import * as schema from "./schema.ts";
+import { runMigrations } from "./migrate.ts";
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+export interface Database {
+  readonly kind: "pglite" | "postgres";
+  readonly db: Db;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export type OpenOptions =
+  | { kind: "postgres"; url: string; max?: number }
+  | { kind: "pglite"; dataDir: string }
+  /** PGlite in a directory that is used as is (tests copy a migrated template there). */
+  | { kind: "pglite-dir"; dir: string };
+
+export async function openDatabase(opts: OpenOptions, migrate = true): Promise<Database> {
+  const database = opts.kind === "postgres" ? await openPostgres(opts.url, opts.max ?? 10) : await openPglite(opts.kind === "pglite" ? join(opts.dataDir, "pg") : opts.dir);
+  if (migrate) await runMigrations(database.db);
+  return database;
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const { default: postgres } = await import("postgres");
+  const { drizzle } = await import("drizzle-orm/postgres-js");
+  const client = postgres(url, { max, onnotice: () => {}, prepare: true, connect_timeout: 10 });
+  const db = drizzle({ client, schema }) as unknown as Db;
+  return {
+    kind: "postgres",
+    db,
+    ping: () => ping(db),
+    close: () => client.end({ timeout: 5 }),
+  };
+}
+
+async function openPglite(dir: string): Promise<Database> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const client = await PGlite.create(dir);
+  const db = drizzle({ client, schema }) as unknown as Db;
+  return {
+    kind: "pglite",
+    db,
+    ping: () => ping(db),
+    close: async () => {
+      if (!client.closed) await client.close();
+    },
+  };
+}
+
+async function ping(db: Db): Promise<boolean> {
+  try {
+    await db.execute(sql`select 1`);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * The one source of persisted shapes. Migrations under drizzle/ are generated
+ * from this file by drizzle-kit (`bun run db:generate`) and inlined into
+ * src/db/migrations.generated.ts so the compiled binary carries them.
+ *
+ * Money is stored as bigint 6-decimal USDC base units; prices as exact decimal text.
+ */
+import { sql } from "drizzle-orm";
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  fromDriver: (v) => new Uint8Array(v),
+});
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+const units = (name: string) => bigint(name, { mode: "bigint" });
+
+export const orgs = pgTable("orgs", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => orgs.id),
+    name: text("name"),
+    agentId: text("agent_id"),
+    keyHash: text("key_hash").notNull(),
+    hint: text("hint").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_org_idx").on(t.orgId, t.createdAt)],
+);
+
+export type BreakerReason = "kill" | "venue_errors" | "manual";
+
+export const agents = pgTable(
+  "agents",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => orgs.id),
+    name: text("name"),
+    mode: text("mode").$type<"payload" | "delegated">().notNull().default("payload"),
+    walletAddress: text("wallet_address").notNull(),
+    signerAddress: text("signer_address").notNull(),
+    signatureType: integer("signature_type").notNull().default(0),
+    limits: jsonb("limits").$type<Record<string, unknown>>().notNull(),
+    breakerState: text("breaker_state").$type<"closed" | "tripped">().notNull().default("closed"),
+    breakerReason: text("breaker_reason").$type<BreakerReason | null>(),
+    breakerSince: ts("breaker_since"),
+    venueErrorStreak: integer("venue_error_streak").notNull().default(0),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("agents_org_idx").on(t.orgId, t.createdAt), index("agents_wallet_idx").on(t.walletAddress)],
+);
+
+/** Sealed venue credentials of a delegated agent: ciphertext only. */
+export const credentials = pgTable("credentials", {
+  agentId: text("agent_id").primaryKey().references(() => agents.id),
+  ciphertext: bytea("ciphertext").notNull(),
+  scopes: jsonb("scopes").$type<string[]>().notNull(),
+  keyHint: text("key_hint").notNull(),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+export type OrderStatus =
+  | "awaiting_signature"
+  | "submitting"
+  | "open"
+  | "filled"
+  | "cancelled"
+  | "expired"
+  | "rejected"
+  | "failed"
+  | "unknown";
+
+export type OrderHistoryEntry = { status: OrderStatus; at: string; reason: string | null };
+
+export const orders = pgTable(
+  "orders",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    agentId: text("agent_id").notNull().references(() => agents.id),
+    mode: text("mode").$type<"payload" | "delegated">().notNull(),
+    marketId: text("market_id").notNull(),
+    conditionId: text("condition_id").notNull(),
+    side: text("side").$type<"buy" | "sell">().notNull(),
+    sizeUnits: units("size_units").notNull(),
+    price: text("price").notNull(),
+    /** Exact notional (shares × price) reserved against the limits. */
+    notionalUnits: units("notional_units").notNull(),
+    orderType: text("order_type").$type<"GTC" | "GTD" | "FOK" | "FAK">().notNull(),
+    expiration: text("expiration").notNull().default("0"),
+    status: text("status").$type<OrderStatus>().notNull(),
+    orderHash: text("order_hash"),
+    typedData: jsonb("typed_data").$type<Record<string, unknown>>(),
+    signatureDeadline: ts("signature_deadline"),
+    venueOrderId: text("venue_order_id"),
+    filledUnits: units("filled_units").notNull().default(sql`0`),
+    flaggedForReview: boolean("flagged_for_review").notNull().default(false),
+    clientOrderId: text("client_order_id"),
+    decisionId: text("decision_id"),
+    /** UTC day (YYYY-MM-DD) the notional counts against. */
+    tradingDay: text("trading_day").notNull(),
+    history: jsonb("history").$type<OrderHistoryEntry[]>().notNull(),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [
+    index("orders_agent_idx").on(t.agentId, t.createdAt),
+    index("orders_org_idx").on(t.orgId, t.createdAt),
+    index("orders_status_idx").on(t.status),
+  ],
+);
+
+export const riskDecisions = pgTable(
+  "risk_decisions",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    approved: boolean("approved").notNull(),
+    intent: jsonb("intent").$type<Record<string, unknown>>().notNull(),
+    failures: jsonb("failures").$type<unknown[]>().notNull(),
+    checks: jsonb("checks").$type<unknown[]>().notNull(),
+    orderId: text("order_id"),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [index("risk_decisions_agent_idx").on(t.agentId, t.createdAt), index("risk_decisions_org_idx").on(t.orgId, t.createdAt)],
+);
+
+export const kills = pgTable("kills", {
+  id: text("id").primaryKey(),
+  orgId: text("org_id").notNull(),
+  agentId: text("agent_id").notNull(),
+  reason: text("reason"),
+  startedAt: ts("started_at").notNull(),
+  completedAt: ts("completed_at"),
+  cancelled: jsonb("cancelled").$type<string[]>().notNull(),
+  failed: jsonb("failed").$type<string[]>().notNull(),
+  credentialsDeleted: boolean("credentials_deleted").notNull().default(false),
+});
+
+/** Replays of POST answers per caller and Idempotency-Key, for 24 hours. */
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    status: integer("status").notNull(),
+    body: text("body").notNull(),
+    contentType: text("content_type").notNull(),
+    createdAt: ts("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_created_idx").on(t.createdAt)],
+);

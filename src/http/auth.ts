@@ -1,0 +1,58 @@
+/**
+ * Authentication macros for routes: `auth: true` resolves the calling API key
+ * into `caller` (401 otherwise) and applies the per-key rate limit;
+ * `admin: true` requires `Authorization: Bearer <ADMIN_TOKEN>` and answers 404
+ * when no admin token is configured.
+ */
+import { Elysia } from "elysia";
+import { timingSafeEqual } from "node:crypto";
+import { NotFoundError, RateLimitedError, UnauthenticatedError } from "../errors/errors.ts";
+import type { ApiKeyService } from "../modules/api-keys/service.ts";
+import type { Caller } from "./caller.ts";
+
+/** A token bucket per caller: `perSecond` sustained, bursts up to twice that. */
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  constructor(private readonly perSecond: number) {}
+
+  /** Seconds to wait, or 0 when the request may go ahead. */
+  take(id: string, now = Date.now()): number {
+    if (this.perSecond <= 0) return 0;
+    const burst = this.perSecond * 2;
+    const b = this.buckets.get(id) ?? { tokens: burst, at: now };
+    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
+    b.at = now;
+    this.buckets.set(id, b);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond));
+  }
+}
+
+export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter }) {
+  const admin = deps.adminToken ? Buffer.from(deps.adminToken) : null;
+  return new Elysia({ name: "auth" }).macro({
+    auth: {
+      async resolve({ request }) {
+        const key = request.headers.get("x-api-key");
+        if (!key || key.length > 200) throw new UnauthenticatedError();
+        const found = await deps.apiKeys.authenticate(key);
+        if (!found) throw new UnauthenticatedError("the API key is unknown or revoked");
+        const wait = deps.rateLimiter.take(found.keyId);
+        if (wait > 0) throw new RateLimitedError(wait);
+        const caller: Caller = { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId };
+        return { caller };
+      },
+    },
+    admin: {
+      beforeHandle({ request }) {
+        if (!admin) throw new NotFoundError("route");
+        const header = request.headers.get("authorization") ?? "";
+        const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7) : "");
+        if (given.length !== admin.length || !timingSafeEqual(given, admin)) throw new UnauthenticatedError("a valid admin bearer token is required");
+      },
+    },
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * The outer request layer around the Elysia app: request id, body size limit,
+ * Idempotency-Key replay, access log and HTTP metrics. It wraps the app's
+ * `handle`, so tests that call `service.handle(new Request(...))` see exactly
+ * what a network client sees.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { IdempotencyConflictError, InternalError, InvalidRequestError, PayloadTooLargeError } from "../errors/errors.ts";
+import type { ProblemError } from "../errors/problem-error.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { IdempotencyStore } from "./idempotency-store.ts";
+import { problemResponse } from "./problem-response.ts";
+import { setRequestMeta } from "./request-meta.ts";
+
+export interface HttpObserver {
+  observe(method: string, route: string, status: number, seconds: number): void;
+}
+
+export interface HandlerOptions {
+  app: { handle(request: Request): Promise<Response> };
+  logger: Logger;
+  idempotency: IdempotencyStore;
+  maxBodyBytes: number;
+  observer?: HttpObserver;
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,100}$/;
+const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+/** Replaces ids in a path so metrics have few route labels: /v1/agents/agt_x/kill → /v1/agents/:id/kill. */
+export function routeLabel(pathname: string): string {
+  return pathname
+    .split("/")
+    .map((seg) => (/^(org|key|agt|ord|dec|kil)_/.test(seg) || /^\d{6,}$/.test(seg) ? ":id" : seg))
+    .join("/");
+}
+
+export function createHandler(opts: HandlerOptions): (request: Request) => Promise<Response> {
+  const { app, logger, idempotency, maxBodyBytes, observer } = opts;
+
+  const fail = (e: ProblemError, id: string) => problemResponse(e, id);
+
+  async function readBody(request: Request): Promise<string | ProblemError> {
+    const declared = request.headers.get("content-length");
+    if (declared !== null && Number(declared) > maxBodyBytes) return new PayloadTooLargeError(maxBodyBytes);
+    const text = await request.text();
+    if (Buffer.byteLength(text) > maxBodyBytes) return new PayloadTooLargeError(maxBodyBytes);
+    return text;
+  }
+
+  async function run(request: Request, id: string, started: number): Promise<Response> {
+    const method = request.method;
+    if (!BODY_METHODS.has(method)) {
+      setRequestMeta(request, { id, startedAt: started });
+      return app.handle(request);
+    }
+    const declared = request.headers.get("content-length");
+    if (declared !== null && Number(declared) > maxBodyBytes) return fail(new PayloadTooLargeError(maxBodyBytes), id);
+    const idemKey = method === "POST" ? request.headers.get("idempotency-key") : null;
+    if (idemKey === null && declared !== null) {
+      setRequestMeta(request, { id, startedAt: started });
+      return app.handle(request);
+    }
+    // Bodies of unknown length, and idempotent requests, are read here first.
+    const body = await readBody(request);
+    if (typeof body !== "string") return fail(body, id);
+    const inner = new Request(request.url, { method, headers: request.headers, body: body === "" ? undefined : body });
+    setRequestMeta(inner, { id, startedAt: started });
+    if (idemKey === null) return app.handle(inner);
+    if (!IDEMPOTENCY_KEY_RE.test(idemKey)) {
+      return fail(new InvalidRequestError("Idempotency-Key must be 1 to 200 printable characters", [{ path: "/headers/idempotency-key", message: "invalid" }]), id);
+    }
+    const url = new URL(request.url);
+    const scope = sha256(request.headers.get("x-api-key") ?? request.headers.get("payment-signature") ?? request.headers.get("x-payment") ?? "anonymous");
+    const requestHash = sha256(`${method} ${url.pathname}${url.search}\n${body}`);
+    const claim = await idempotency.claim(scope, idemKey, requestHash);
+    if (claim.kind === "conflict") return fail(new IdempotencyConflictError(), id);
+    if (claim.kind === "in_progress") {
+      const e = new IdempotencyConflictError();
+      (e as { message: string }).message = "a request with this Idempotency-Key is still in progress";
+      return fail(e, id);
+    }
+    if (claim.kind === "replay") {
+      return new Response(claim.body === "" ? null : claim.body, {
+        status: claim.status,
+        headers: { "content-type": claim.contentType, "idempotent-replayed": "true" },
+      });
+    }
+    let response: Response;
+    try {
+      response = await app.handle(inner);
+    } catch (error) {
+      await idempotency.release(scope, idemKey).catch(() => undefined);
+      throw error;
+    }
+    const text = await response.text();
+    // Answers that say nothing about the request itself are not kept: a retry should run it again.
+    if (response.status >= 500 || response.status === 401 || response.status === 429) {
+      await idempotency.release(scope, idemKey).catch(() => undefined);
+    } else {
+      await idempotency.complete(scope, idemKey, response.status, text, response.headers.get("content-type") ?? "application/json");
+    }
+    return new Response(response.status === 204 ? null : text, { status: response.status, headers: response.headers });
+  }
+
+  return async function handle(request: Request): Promise<Response> {
+    const started = performance.now();
+    const given = request.headers.get("x-request-id");
+    const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    let response: Response;
+    try {
+      response = await run(request, id, started);
+    } catch (error) {
+      logger.error("unhandled error", { request_id: id, error: error instanceof Error ? { name: error.name, message: error.message } : String(error) });
+      response = fail(new InternalError(id), id);
+    }
+    try {
+      response.headers.set("x-request-id", id);
+    } catch {
+      // Immutable headers (a replayed fetch Response): copy it.
+      response = new Response(response.body, { status: response.status, headers: new Headers(response.headers) });
+      response.headers.set("x-request-id", id);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const path = new URL(request.url).pathname;
+    observer?.observe(request.method, routeLabel(path), response.status, seconds);
+    if (logger.isEnabled("info")) {
+      logger.info("request", { request_id: id, method: request.method, path: routeLabel(path), status: response.status, ms: Math.round(seconds * 1e4) / 10 });
+    }
+    return response;
+  };
+}
+
+function sha256(s: string): string {
+  return createHash("sha256").update(s).digest("hex");
+}

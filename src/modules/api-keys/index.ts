@@ -1,0 +1,39 @@
+import { Elysia, t } from "elysia";
+import { ForbiddenError } from "../../errors/errors.ts";
+import type { authPlugin } from "../../http/auth.ts";
+import { PageQuery } from "../../http/pagination.ts";
+import { IssueKeyBody, IssuedKey, KeyIdParam } from "./model.ts";
+import type { ApiKeyService } from "./service.ts";
+
+export function apiKeysModule(deps: { apiKeys: ApiKeyService; auth: ReturnType<typeof authPlugin> }) {
+  const { apiKeys } = deps;
+  return new Elysia({ name: "api-keys", prefix: "/v1/api-keys" })
+    .use(deps.auth)
+    .post(
+      "/",
+      async ({ caller, body, set }) => {
+        if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot issue keys");
+        set.status = 201;
+        return apiKeys.issue(caller.orgId, { name: body.name, agentId: body.agent_id });
+      },
+      { auth: true, body: IssueKeyBody, response: { 201: IssuedKey }, detail: { summary: "Issue an API key", tags: ["api-keys"] } },
+    )
+    .get(
+      "/",
+      ({ caller, query }) => {
+        if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot list keys");
+        return apiKeys.list(caller.orgId, { limit: query.limit ?? 50, cursor: query.cursor });
+      },
+      { auth: true, query: t.Object(PageQuery, { additionalProperties: false }), detail: { summary: "List API keys (no secrets)", tags: ["api-keys"] } },
+    )
+    .delete(
+      "/:id",
+      async ({ caller, params, set }) => {
+        if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot revoke keys");
+        await apiKeys.revoke(caller.orgId, params.id);
+        set.status = 204;
+        return null;
+      },
+      { auth: true, params: KeyIdParam, detail: { summary: "Revoke an API key", tags: ["api-keys"] } },
+    );
+}

@@ -1,0 +1,29 @@
+import { Elysia } from "elysia";
+import type { Database } from "../../db/database.ts";
+import { ServiceUnavailableError } from "../../errors/errors.ts";
+import { PROMETHEUS_CONTENT_TYPE, type Registry } from "../../observability/metrics.ts";
+import type { Venue } from "../../venues/venue.ts";
+
+export function healthModule(deps: { database: Database; venue: Venue; registry: Registry }) {
+  return new Elysia({ name: "health" })
+    .get("/healthz", () => ({ status: "ok" }), { detail: { summary: "The process is up", tags: ["operations"] } })
+    .get(
+      "/readyz",
+      async () => {
+        const [db, venue] = await Promise.all([
+          deps.database.ping(),
+          deps.venue.ping({ signal: AbortSignal.timeout(2000) }).catch(() => false),
+        ]);
+        if (!db || !venue) {
+          throw new ServiceUnavailableError(`not ready: database ${db ? "ok" : "unreachable"}, venue ${venue ? "ok" : "unreachable"}`);
+        }
+        return { status: "ready", database: deps.database.kind, venue: deps.venue.name };
+      },
+      { detail: { summary: "The database and the venue answer", tags: ["operations"] } },
+    )
+    .get(
+      "/metrics",
+      () => new Response(deps.registry.render(), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }),
+      { detail: { summary: "Prometheus metrics", tags: ["operations"] } },
+    );
+}

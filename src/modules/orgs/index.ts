@@ -1,0 +1,20 @@
+import { Elysia } from "elysia";
+import type { authPlugin } from "../../http/auth.ts";
+import { CreateOrgBody, CreatedOrg } from "./model.ts";
+import type { OrgService } from "./service.ts";
+
+export function orgsModule(deps: { orgs: OrgService; auth: ReturnType<typeof authPlugin> }) {
+  return new Elysia({ name: "orgs", prefix: "/v1/orgs" }).use(deps.auth).post(
+    "/",
+    async ({ body, set }) => {
+      set.status = 201;
+      return deps.orgs.create(body.name);
+    },
+    {
+      admin: true,
+      body: CreateOrgBody,
+      response: { 201: CreatedOrg },
+      detail: { summary: "Register an organization (admin token)", tags: ["orgs"] },
+    },
+  );
+}
