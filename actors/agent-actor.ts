@@ -148,7 +148,12 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
 
   tripBreaker(reason: BreakerReason): Promise<AgentView<L>> {
     return this.mailbox.send(async () => {
-      this.breaker = { state: "tripped", reason, since: new Date(this.clock.now()) };
+      const now = this.clock.now();
+      // A kill halt is the strongest: tripping it again by hand must not turn it into a
+      // manual trip (which would let credentials in before a resume).
+      const current = this.currentBreaker(now);
+      if (current.state === "tripped" && current.reason === "kill" && reason !== "kill") return this.view();
+      this.breaker = { state: "tripped", reason, since: new Date(now) };
       await this.store.saveBreaker(this.profile.id, this.breaker, this.venueErrorStreak);
       return this.view();
     });

@@ -4,7 +4,8 @@
  * and a failing message never stops the ones behind it.
  */
 export class Mailbox {
-  private readonly queue: Array<() => Promise<void>> = [];
+  /** Each entry runs one message and returns the function that answers its sender. */
+  private readonly queue: Array<() => Promise<() => void>> = [];
   private running = false;
   private lastActivity = Date.now();
 
@@ -13,9 +14,10 @@ export class Mailbox {
     return new Promise<T>((resolve, reject) => {
       this.queue.push(async () => {
         try {
-          resolve(await message());
+          const value = await message();
+          return () => resolve(value);
         } catch (error) {
-          reject(error);
+          return () => reject(error);
         }
       });
       if (!this.running) void this.drain();
@@ -37,13 +39,28 @@ export class Mailbox {
     return this.idle ? now - this.lastActivity : 0;
   }
 
+  /**
+   * Runs queued messages until the queue is empty. The mailbox is marked idle
+   * before the last sender is answered, so a sender that awaited its message
+   * sees `idle` and `idleFor` already reflect that it finished.
+   */
   private async drain(): Promise<void> {
     this.running = true;
-    try {
-      for (let next = this.queue.shift(); next; next = this.queue.shift()) await next();
-    } finally {
-      this.running = false;
-      this.lastActivity = Date.now();
+    for (;;) {
+      const next = this.queue.shift();
+      if (!next) {
+        this.running = false;
+        this.lastActivity = Date.now();
+        return;
+      }
+      const answer = await next();
+      const done = this.queue.length === 0;
+      if (done) {
+        this.running = false;
+        this.lastActivity = Date.now();
+      }
+      answer();
+      if (done) return;
     }
   }
 }

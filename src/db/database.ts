@@ -48,7 +48,8 @@ async function openPglite(dir: string): Promise<Database> {
   const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const client = await PGlite.create(dir);
+  const { pgliteAssets } = await import("./pglite-assets.ts");
+  const client = await PGlite.create(dir, await pgliteAssets());
   const db = drizzle({ client, schema }) as unknown as Db;
   return {
     kind: "pglite",

@@ -33,25 +33,60 @@ export class RateLimiter {
 
 export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter }) {
   const admin = deps.adminToken ? Buffer.from(deps.adminToken) : null;
-  return new Elysia({ name: "auth" }).macro({
-    auth: {
-      async resolve({ request }) {
+
+  /**
+   * Authenticates a request once (lookup and rate limit), however many hooks ask.
+   * The check runs in the parse and transform hooks too, so a caller without a
+   * valid key gets 401 before its body, query or path is parsed and validated,
+   * and learns nothing about the route's schema.
+   */
+  const callers = new WeakMap<Request, Promise<Caller>>();
+  const authenticate = (request: Request): Promise<Caller> => {
+    let pending = callers.get(request);
+    if (!pending) {
+      pending = (async () => {
         const key = request.headers.get("x-api-key");
         if (!key || key.length > 200) throw new UnauthenticatedError();
         const found = await deps.apiKeys.authenticate(key);
         if (!found) throw new UnauthenticatedError("the API key is unknown or revoked");
         const wait = deps.rateLimiter.take(found.keyId);
         if (wait > 0) throw new RateLimitedError(wait);
-        const caller: Caller = { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId };
-        return { caller };
+        return { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId } satisfies Caller;
+      })();
+      callers.set(request, pending);
+    }
+    return pending;
+  };
+
+  /** Admin routes do not exist without ADMIN_TOKEN (404), whatever the request holds. */
+  const checkAdmin = (request: Request): void => {
+    if (!admin) throw new NotFoundError("route");
+    const header = request.headers.get("authorization") ?? "";
+    const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7) : "");
+    if (given.length !== admin.length || !timingSafeEqual(given, admin)) throw new UnauthenticatedError("a valid admin bearer token is required");
+  };
+
+  return new Elysia({ name: "auth" }).macro({
+    auth: {
+      async parse({ request }) {
+        await authenticate(request);
+      },
+      async transform({ request }) {
+        await authenticate(request);
+      },
+      async resolve({ request }) {
+        return { caller: await authenticate(request) };
       },
     },
     admin: {
+      parse({ request }) {
+        checkAdmin(request);
+      },
+      transform({ request }) {
+        checkAdmin(request);
+      },
       beforeHandle({ request }) {
-        if (!admin) throw new NotFoundError("route");
-        const header = request.headers.get("authorization") ?? "";
-        const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7) : "");
-        if (given.length !== admin.length || !timingSafeEqual(given, admin)) throw new UnauthenticatedError("a valid admin bearer token is required");
+        checkAdmin(request);
       },
     },
   });

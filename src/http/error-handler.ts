@@ -13,12 +13,29 @@ import { requestMeta } from "./request-meta.ts";
 
 type ValueErrorLike = { path: string; message: string; summary?: string };
 
-export function toProblemError(code: string | number, error: unknown): ProblemError | null {
+/**
+ * Elysia reports a query value that fails its bounds while being coerced to a
+ * number as a "property" error with an empty path and no parameter name; find
+ * the query parameter that holds the offending value.
+ */
+function coercedQueryPath(url: string | undefined, value: unknown): string {
+  if (!url) return "/query";
+  try {
+    for (const [name, raw] of new URL(url).searchParams) {
+      if (raw === String(value) || (raw.trim() !== "" && Number(raw) === value)) return `/query/${name}`;
+    }
+  } catch {
+    // not a parseable URL: fall through
+  }
+  return "/query";
+}
+
+export function toProblemError(code: string | number, error: unknown, url?: string): ProblemError | null {
   if (error instanceof ProblemError) return error;
   switch (code) {
     case "VALIDATION": {
-      const v = error as { type?: string; all?: ValueErrorLike[] };
-      const where = v.type && v.type !== "body" ? `/${v.type}` : "";
+      const v = error as { type?: string; all?: ValueErrorLike[]; value?: unknown };
+      const where = v.type === "property" ? coercedQueryPath(url, v.value) : v.type && v.type !== "body" ? `/${v.type}` : "";
       const seen = new Set<string>();
       const errors = (v.all ?? [])
         .map((e) => ({ path: `${where}${e.path || ""}` || "/", message: e.summary || e.message }))
@@ -32,6 +49,8 @@ export function toProblemError(code: string | number, error: unknown): ProblemEr
       return new InvalidRequestError(detail, errors);
     }
     case "PARSE":
+      // A parse hook that refused the request (authentication runs there) is wrapped by Elysia.
+      if ((error as { cause?: unknown })?.cause instanceof ProblemError) return (error as { cause: ProblemError }).cause;
       return new InvalidRequestError("the request body is not valid JSON", [{ path: "/", message: "malformed JSON" }]);
     case "NOT_FOUND":
       return new NotFoundError("route");
@@ -46,7 +65,8 @@ export function toProblemError(code: string | number, error: unknown): ProblemEr
 export function errorHandler(logger: Logger) {
   return new Elysia({ name: "error-handler" }).onError({ as: "global" }, ({ code, error, request }) => {
     const meta = requestMeta(request);
-    const problem = toProblemError(code, error);
+    if (code === "NOT_FOUND" && meta) meta.unmatched = true;
+    const problem = toProblemError(code, error, request.url);
     if (problem) return problemResponse(problem, meta?.id);
     logger.error("unhandled error", {
       request_id: meta?.id,

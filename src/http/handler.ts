@@ -4,13 +4,13 @@
  * `handle`, so tests that call `service.handle(new Request(...))` see exactly
  * what a network client sees.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from "node:crypto";
 import { IdempotencyConflictError, InternalError, InvalidRequestError, PayloadTooLargeError } from "../errors/errors.ts";
 import type { ProblemError } from "../errors/problem-error.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { IdempotencyStore } from "./idempotency-store.ts";
 import { problemResponse } from "./problem-response.ts";
-import { setRequestMeta } from "./request-meta.ts";
+import { type RequestMeta, setRequestMeta } from "./request-meta.ts";
 
 export interface HttpObserver {
   observe(method: string, route: string, status: number, seconds: number): void;
@@ -49,30 +49,39 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     return text;
   }
 
-  async function run(request: Request, id: string, started: number): Promise<Response> {
+  async function run(request: Request, id: string, meta: RequestMeta): Promise<Response> {
     const method = request.method;
     if (!BODY_METHODS.has(method)) {
-      setRequestMeta(request, { id, startedAt: started });
+      setRequestMeta(request, meta);
       return app.handle(request);
     }
     const declared = request.headers.get("content-length");
     if (declared !== null && Number(declared) > maxBodyBytes) return fail(new PayloadTooLargeError(maxBodyBytes), id);
     const idemKey = method === "POST" ? request.headers.get("idempotency-key") : null;
     if (idemKey === null && declared !== null) {
-      setRequestMeta(request, { id, startedAt: started });
+      setRequestMeta(request, meta);
       return app.handle(request);
     }
     // Bodies of unknown length, and idempotent requests, are read here first.
     const body = await readBody(request);
     if (typeof body !== "string") return fail(body, id);
     const inner = new Request(request.url, { method, headers: request.headers, body: body === "" ? undefined : body });
-    setRequestMeta(inner, { id, startedAt: started });
+    setRequestMeta(inner, meta);
     if (idemKey === null) return app.handle(inner);
     if (!IDEMPOTENCY_KEY_RE.test(idemKey)) {
       return fail(new InvalidRequestError("Idempotency-Key must be 1 to 200 printable characters", [{ path: "/headers/idempotency-key", message: "invalid" }]), id);
     }
     const url = new URL(request.url);
-    const scope = sha256(request.headers.get("x-api-key") ?? request.headers.get("payment-signature") ?? request.headers.get("x-payment") ?? "anonymous");
+    // Records belong to the credential the request carries, so only its holder can replay them
+    // (the admin bearer token counts too: POST /v1/orgs answers with a new API key).
+    const credential =
+      request.headers.get("x-api-key") ??
+      request.headers.get("authorization") ??
+      request.headers.get("payment-signature") ??
+      request.headers.get("x-payment") ??
+      "anonymous";
+    const scope = sha256(credential);
+    const bodyKey = bodyKeyFor(credential, idemKey);
     const requestHash = sha256(`${method} ${url.pathname}${url.search}\n${body}`);
     const claim = await idempotency.claim(scope, idemKey, requestHash);
     if (claim.kind === "conflict") return fail(new IdempotencyConflictError(), id);
@@ -82,7 +91,12 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
       return fail(e, id);
     }
     if (claim.kind === "replay") {
-      return new Response(claim.body === "" ? null : claim.body, {
+      const replayed = openBody(claim.body, bodyKey);
+      if (replayed === null) {
+        logger.error("idempotency record cannot be opened", { request_id: id });
+        return fail(new InternalError(id), id);
+      }
+      return new Response(replayed === "" ? null : replayed, {
         status: claim.status,
         headers: { "content-type": claim.contentType, "idempotent-replayed": "true" },
       });
@@ -99,7 +113,7 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     if (response.status >= 500 || response.status === 401 || response.status === 429) {
       await idempotency.release(scope, idemKey).catch(() => undefined);
     } else {
-      await idempotency.complete(scope, idemKey, response.status, text, response.headers.get("content-type") ?? "application/json");
+      await idempotency.complete(scope, idemKey, response.status, sealBody(text, bodyKey), response.headers.get("content-type") ?? "application/json");
     }
     return new Response(response.status === 204 ? null : text, { status: response.status, headers: response.headers });
   }
@@ -108,9 +122,10 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     const started = performance.now();
     const given = request.headers.get("x-request-id");
     const id = given && REQUEST_ID_RE.test(given) ? given : randomUUID();
+    const meta: RequestMeta = { id, startedAt: started };
     let response: Response;
     try {
-      response = await run(request, id, started);
+      response = await run(request, id, meta);
     } catch (error) {
       logger.error("unhandled error", { request_id: id, error: error instanceof Error ? { name: error.name, message: error.message } : String(error) });
       response = fail(new InternalError(id), id);
@@ -124,7 +139,9 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     }
     const seconds = (performance.now() - started) / 1000;
     const path = new URL(request.url).pathname;
-    observer?.observe(request.method, routeLabel(path), response.status, seconds);
+    // Paths that match no route share one label, so random paths cannot grow the metrics without bound.
+    const route = meta.unmatched ? "unmatched" : routeLabel(path);
+    observer?.observe(request.method, route, response.status, seconds);
     if (logger.isEnabled("info")) {
       logger.info("request", { request_id: id, method: request.method, path: routeLabel(path), status: response.status, ms: Math.round(seconds * 1e4) / 10 });
     }
@@ -134,4 +151,36 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
 
 function sha256(s: string): string {
   return createHash("sha256").update(s).digest("hex");
+}
+
+/*
+ * Stored answers can hold secrets shown once (a new API key), and keys are kept
+ * only as hashes. So a stored body is encrypted (AES-256-GCM) under a key
+ * derived from the request's credential and Idempotency-Key: the database holds
+ * only the credential's hash, and cannot open the body without the caller.
+ */
+const SEALED_PREFIX = "aes256gcm:";
+
+function bodyKeyFor(credential: string, idemKey: string): Buffer {
+  return createHash("sha256").update("brokerage idempotency body\0").update(credential).update("\0").update(idemKey).digest();
+}
+
+function sealBody(text: string, key: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  const sealed = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
+  return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64");
+}
+
+/** The stored body in clear, or null when it cannot be opened with this key. */
+function openBody(stored: string, key: Buffer): string | null {
+  if (!stored.startsWith(SEALED_PREFIX)) return stored;
+  try {
+    const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), "base64");
+    const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+  } catch {
+    return null;
+  }
 }

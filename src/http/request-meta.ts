@@ -2,6 +2,8 @@
 export interface RequestMeta {
   id: string;
   startedAt: number;
+  /** Set when no route matched the path (metrics then use one label for all such paths). */
+  unmatched?: boolean;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();

@@ -83,7 +83,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
   }
 
   async saveLimits(agentId: string, limits: AgentLimits): Promise<void> {
-    await this.db.update(agents).set({ limits, updatedAt: new Date() }).where(eq(agents.id, agentId));
+    await this.db.update(agents).set({ limits: { ...limits }, updatedAt: new Date() }).where(eq(agents.id, agentId));
   }
 
   async saveBreaker(agentId: string, breaker: BreakerState, venueErrorStreak: number): Promise<void> {

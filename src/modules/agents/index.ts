@@ -9,11 +9,11 @@ export function agentsModule(deps: { agents: AgentService; auth: ReturnType<type
   const { agents } = deps;
   return new Elysia({ name: "agents", prefix: "/v1/agents" })
     .use(deps.auth)
-    .post("/", async ({ caller, body, set }) => {
+    .post("", async ({ caller, body, set }) => {
       set.status = 201;
       return agents.create(caller, body);
     }, { auth: true, body: CreateAgentBody, response: { 201: AgentModel }, detail: { summary: "Create an agent (starts in payload mode)", tags: ["agents"] } })
-    .get("/", ({ caller, query }) => agents.list(caller, { limit: query.limit ?? 50, cursor: query.cursor }), {
+    .get("", ({ caller, query }) => agents.list(caller, { limit: query.limit ?? 50, cursor: query.cursor }), {
       auth: true,
       query: t.Object(PageQuery, { additionalProperties: false }),
       detail: { summary: "List agents", tags: ["agents"] },

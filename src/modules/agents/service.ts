@@ -51,7 +51,7 @@ export class AgentService {
       walletAddress: wallet,
       signerAddress: (body.signer_address ?? body.wallet_address).toLowerCase(),
       signatureType: body.signature_type ?? 0,
-      limits,
+      limits: { ...limits },
       createdAt: now,
       updatedAt: now,
     });

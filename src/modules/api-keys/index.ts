@@ -10,7 +10,7 @@ export function apiKeysModule(deps: { apiKeys: ApiKeyService; auth: ReturnType<t
   return new Elysia({ name: "api-keys", prefix: "/v1/api-keys" })
     .use(deps.auth)
     .post(
-      "/",
+      "",
       async ({ caller, body, set }) => {
         if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot issue keys");
         set.status = 201;
@@ -19,7 +19,7 @@ export function apiKeysModule(deps: { apiKeys: ApiKeyService; auth: ReturnType<t
       { auth: true, body: IssueKeyBody, response: { 201: IssuedKey }, detail: { summary: "Issue an API key", tags: ["api-keys"] } },
     )
     .get(
-      "/",
+      "",
       ({ caller, query }) => {
         if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot list keys");
         return apiKeys.list(caller.orgId, { limit: query.limit ?? 50, cursor: query.cursor });

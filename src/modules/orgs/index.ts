@@ -5,7 +5,7 @@ import type { OrgService } from "./service.ts";
 
 export function orgsModule(deps: { orgs: OrgService; auth: ReturnType<typeof authPlugin> }) {
   return new Elysia({ name: "orgs", prefix: "/v1/orgs" }).use(deps.auth).post(
-    "/",
+    "",
     async ({ body, set }) => {
       set.status = 201;
       return deps.orgs.create(body.name);

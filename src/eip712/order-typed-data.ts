@@ -1,0 +1,123 @@
+/**
+ * The unsigned order of CONTRACT section 6: EIP-712 typed data for the
+ * Polymarket CTF Exchange V2, in the JSON shape that viem's `signTypedData` and
+ * `eth_signTypedData_v4` accept as they are (uint256 as decimal strings, uint8
+ * as numbers).
+ */
+
+import type { OrderMessage } from "../venues/venue.ts";
+
+/** CTF Exchange V2 (standard markets). */
+export const EXCHANGE_V2 = "0xE111180000d2663C0091e4f400237545B87B996B" as const;
+/** Neg Risk CTF Exchange V2 (markets whose neg_risk is true). */
+export const NEG_RISK_EXCHANGE_V2 = "0xe2222d279d744050d28e00520010520000310F59" as const;
+
+export const ORDER_DOMAIN_NAME = "Polymarket CTF Exchange";
+export const ORDER_DOMAIN_VERSION = "2";
+
+/** 32 zero bytes (the order's metadata). */
+export const ZERO_BYTES32 = `0x${"0".repeat(64)}` as const;
+
+/** The largest salt the venue reads exactly (it parses it as a JSON number). */
+export const MAX_SALT = 2 ** 53 - 1;
+
+export const EIP712_DOMAIN_TYPE_STRING = "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)";
+export const ORDER_TYPE_STRING =
+  "Order(uint256 salt,address maker,address signer,uint256 tokenId,uint256 makerAmount,uint256 takerAmount,uint8 side,uint8 signatureType,uint256 timestamp,bytes32 metadata,bytes32 builder)";
+
+export type TypedDataField = { name: string; type: string };
+
+/** EIP712Domain and Order, field order exactly as in the type strings above. */
+export const ORDER_TYPES = {
+  EIP712Domain: [
+    { name: "name", type: "string" },
+    { name: "version", type: "string" },
+    { name: "chainId", type: "uint256" },
+    { name: "verifyingContract", type: "address" },
+  ],
+  Order: [
+    { name: "salt", type: "uint256" },
+    { name: "maker", type: "address" },
+    { name: "signer", type: "address" },
+    { name: "tokenId", type: "uint256" },
+    { name: "makerAmount", type: "uint256" },
+    { name: "takerAmount", type: "uint256" },
+    { name: "side", type: "uint8" },
+    { name: "signatureType", type: "uint8" },
+    { name: "timestamp", type: "uint256" },
+    { name: "metadata", type: "bytes32" },
+    { name: "builder", type: "bytes32" },
+  ],
+} as const satisfies Record<string, readonly TypedDataField[]>;
+
+export interface OrderDomain {
+  name: typeof ORDER_DOMAIN_NAME;
+  version: typeof ORDER_DOMAIN_VERSION;
+  chainId: number;
+  verifyingContract: `0x${string}`;
+}
+
+/** OrderMessage as a plain object type (assignable to viem's Record<string, unknown> message). */
+export type UnsignedOrderMessage = { [K in keyof OrderMessage]: OrderMessage[K] };
+
+export interface UnsignedOrder {
+  domain: OrderDomain;
+  /** Typed loosely on purpose: viem then accepts decimal strings for uint256. */
+  types: Record<string, TypedDataField[]>;
+  primaryType: "Order";
+  message: UnsignedOrderMessage;
+}
+
+/** The exchange contract that verifies orders of a market. */
+export function exchangeAddress(negRisk: boolean): `0x${string}` {
+  return negRisk ? NEG_RISK_EXCHANGE_V2 : EXCHANGE_V2;
+}
+
+export function orderDomain(chainId: number, negRisk: boolean): OrderDomain {
+  if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new RangeError("chainId must be a positive integer");
+  return {
+    name: ORDER_DOMAIN_NAME,
+    version: ORDER_DOMAIN_VERSION,
+    chainId,
+    verifyingContract: exchangeAddress(negRisk),
+  };
+}
+
+/**
+ * The typed data to sign, as a fresh plain JSON object: pass it as is to
+ * `account.signTypedData(...)` or `eth_signTypedData_v4`.
+ */
+export function buildUnsignedOrder(args: { chainId: number; negRisk: boolean; message: OrderMessage }): UnsignedOrder {
+  const m = args.message;
+  return {
+    domain: orderDomain(args.chainId, args.negRisk),
+    types: {
+      EIP712Domain: ORDER_TYPES.EIP712Domain.map((f) => ({ ...f })),
+      Order: ORDER_TYPES.Order.map((f) => ({ ...f })),
+    },
+    primaryType: "Order",
+    message: {
+      salt: m.salt,
+      maker: m.maker,
+      signer: m.signer,
+      tokenId: m.tokenId,
+      makerAmount: m.makerAmount,
+      takerAmount: m.takerAmount,
+      side: m.side,
+      signatureType: m.signatureType,
+      timestamp: m.timestamp,
+      metadata: m.metadata,
+      builder: m.builder,
+    },
+  };
+}
+
+/** A random salt in [1, 2^53 − 1], as a decimal string. */
+export function randomSalt(): string {
+  const words = new Uint32Array(2);
+  for (;;) {
+    crypto.getRandomValues(words);
+    const value = (words[0] & 0x1fffff) * 2 ** 32 + words[1]; // 21 + 32 bits
+    if (value !== 0) return String(value);
+  }
+}

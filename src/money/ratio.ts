@@ -1,0 +1,170 @@
+/**
+ * Exact rational numbers: a bigint numerator over a positive bigint
+ * denominator, always reduced. The risk engine computes with these so that
+ * divisions (s / p, the Kelly fraction) stay exact; floats appear only at the
+ * edge, when a result is reported as a JSON number (`toNumber`).
+ */
+import { DecimalError, fromUnits, numberToPlainString } from "./units.ts";
+
+export interface Ratio {
+  readonly num: bigint;
+  readonly den: bigint; // > 0
+}
+
+/** Thrown on a zero denominator or a value that is not a decimal. */
+export class RatioError extends Error {
+  override name = "RatioError";
+}
+
+const DECIMAL_RE = /^([+-])?(\d+)?(?:\.(\d+))?$/;
+
+function gcd(a: bigint, b: bigint): bigint {
+  if (a < 0n) a = -a;
+  if (b < 0n) b = -b;
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+/** num / den, reduced, with a positive denominator. */
+export function ratio(num: bigint, den: bigint = 1n): Ratio {
+  if (den === 0n) throw new RatioError("zero denominator");
+  if (den < 0n) {
+    num = -num;
+    den = -den;
+  }
+  const g = gcd(num, den);
+  return g > 1n ? { num: num / g, den: den / g } : { num, den };
+}
+
+export const ZERO: Ratio = ratio(0n);
+export const ONE: Ratio = ratio(1n);
+
+/**
+ * A decimal as an exact ratio: a plain decimal string ("0.52", "-3", ".5"),
+ * a JSON number (read through its shortest round-trip text, so 0.1 is exactly
+ * 1/10), or a bigint. Throws RatioError for anything else (NaN, Infinity, "1e5").
+ */
+export function fromDecimal(value: string | number | bigint): Ratio {
+  if (typeof value === "bigint") return ratio(value);
+  let text: string;
+  if (typeof value === "number") {
+    try {
+      text = numberToPlainString(value);
+    } catch (err) {
+      if (err instanceof DecimalError) throw new RatioError(err.message);
+      throw err;
+    }
+  } else if (typeof value === "string") {
+    text = value.trim();
+  } else {
+    throw new RatioError(`not a decimal: ${String(value)}`);
+  }
+  const m = DECIMAL_RE.exec(text);
+  if (!m || (m[2] === undefined && m[3] === undefined)) throw new RatioError(`not a decimal: ${JSON.stringify(text)}`);
+  const [, sign, int = "0", frac = ""] = m;
+  const num = BigInt(int + frac) * (sign === "-" ? -1n : 1n);
+  return ratio(num, 10n ** BigInt(frac.length));
+}
+
+/** Like fromDecimal, but null instead of throwing (for values of unknown quality). */
+export function tryFromDecimal(value: unknown): Ratio | null {
+  if (typeof value !== "string" && typeof value !== "number" && typeof value !== "bigint") return null;
+  try {
+    return fromDecimal(value);
+  } catch {
+    return null;
+  }
+}
+
+/** Base units with `decimals` places (USDC: 6) as a ratio: 1_500_000n → 3/2. */
+export function fromBaseUnits(units: bigint, decimals = 6): Ratio {
+  return ratio(units, 10n ** BigInt(decimals));
+}
+
+export function add(a: Ratio, b: Ratio): Ratio {
+  return ratio(a.num * b.den + b.num * a.den, a.den * b.den);
+}
+
+export function sub(a: Ratio, b: Ratio): Ratio {
+  return ratio(a.num * b.den - b.num * a.den, a.den * b.den);
+}
+
+export function mul(a: Ratio, b: Ratio): Ratio {
+  return ratio(a.num * b.num, a.den * b.den);
+}
+
+/** a / b; throws RatioError when b is zero. */
+export function div(a: Ratio, b: Ratio): Ratio {
+  if (b.num === 0n) throw new RatioError("division by zero");
+  return ratio(a.num * b.den, a.den * b.num);
+}
+
+export function neg(a: Ratio): Ratio {
+  return { num: -a.num, den: a.den };
+}
+
+export function abs(a: Ratio): Ratio {
+  return a.num < 0n ? neg(a) : a;
+}
+
+/** -1, 0 or 1 as a < b, a = b, a > b. */
+export function compare(a: Ratio, b: Ratio): -1 | 0 | 1 {
+  const l = a.num * b.den;
+  const r = b.num * a.den;
+  return l < r ? -1 : l > r ? 1 : 0;
+}
+
+export const eq = (a: Ratio, b: Ratio): boolean => compare(a, b) === 0;
+export const lt = (a: Ratio, b: Ratio): boolean => compare(a, b) < 0;
+export const lte = (a: Ratio, b: Ratio): boolean => compare(a, b) <= 0;
+export const gt = (a: Ratio, b: Ratio): boolean => compare(a, b) > 0;
+export const gte = (a: Ratio, b: Ratio): boolean => compare(a, b) >= 0;
+export const min = (a: Ratio, b: Ratio): Ratio => (compare(a, b) <= 0 ? a : b);
+export const max = (a: Ratio, b: Ratio): Ratio => (compare(a, b) >= 0 ? a : b);
+
+export function sign(a: Ratio): -1 | 0 | 1 {
+  return a.num < 0n ? -1 : a.num > 0n ? 1 : 0;
+}
+
+export function isZero(a: Ratio): boolean {
+  return a.num === 0n;
+}
+
+export function isInteger(a: Ratio): boolean {
+  return a.den === 1n;
+}
+
+/** The largest integer ≤ a (toward −∞). */
+export function floor(a: Ratio): bigint {
+  const q = a.num / a.den; // truncates toward zero
+  return a.num < 0n && q * a.den !== a.num ? q - 1n : q;
+}
+
+/** a rounded down (toward −∞) to `decimals` places: floorTo(10/3, 2) = 3.33. */
+export function floorTo(a: Ratio, decimals: number): Ratio {
+  const scale = 10n ** BigInt(decimals);
+  return ratio(floor(ratio(a.num * scale, a.den)), scale);
+}
+
+/**
+ * a as plain decimal text with at most `decimals` places (trailing zeros
+ * dropped), rounded half away from zero, or down (toward −∞) with "floor".
+ */
+export function toDecimalString(a: Ratio, decimals = 12, round: "half" | "floor" = "half"): string {
+  const scale = 10n ** BigInt(decimals);
+  let units: bigint;
+  if (round === "floor") {
+    units = floor(ratio(a.num * scale, a.den));
+  } else {
+    const n = (a.num < 0n ? -a.num : a.num) * scale;
+    const q = n / a.den;
+    const rounded = (n % a.den) * 2n >= a.den ? q + 1n : q;
+    units = a.num < 0n ? -rounded : rounded;
+  }
+  return fromUnits(units, decimals);
+}
+
+/** a as a JSON number, for reporting only (rounded to `decimals` places first). */
+export function toNumber(a: Ratio, decimals = 12): number {
+  return Number(toDecimalString(a, decimals));
+}

@@ -1,0 +1,121 @@
+/**
+ * Per-agent risk limits (CONTRACT 5.3): the TypeBox schema, the service
+ * defaults, the cross-field rules a schema cannot express, and the merge of a
+ * PATCH into the current limits.
+ */
+import { t } from "elysia";
+import type { FieldError } from "../errors/errors.ts";
+import { gt, tryFromDecimal } from "../money/ratio.ts";
+import { decimalPlaces, numberToPlainString, USDC_DECIMALS } from "../money/units.ts";
+
+/** Largest USDC amount a limit may carry (one billion USDC). */
+const MAX_USDC = 1_000_000_000;
+/** Largest entry count of the deny/allow lists, and longest entry. */
+const MAX_LIST_ITEMS = 500;
+const MAX_ID_LENGTH = 128;
+
+const Usdc = (description: string) => t.Number({ minimum: 0, maximum: MAX_USDC, description });
+const Fraction = (description: string) => t.Number({ minimum: 0, maximum: 1, description });
+const Seconds = (max: number, description: string) => t.Integer({ minimum: 0, maximum: max, description });
+const Names = (description: string) =>
+  t.Array(t.String({ minLength: 1, maxLength: MAX_ID_LENGTH }), { maxItems: MAX_LIST_ITEMS, description });
+
+const limitProperties = {
+  min_order_usdc: Usdc("smallest order notional in USDC"),
+  max_order_usdc: Usdc("largest order notional in USDC"),
+  daily_volume_usdc: Usdc("notional that may be approved per UTC day, in USDC"),
+  capital_usdc: Usdc("the agent's capital in USDC (base of the concentration and Kelly caps)"),
+  max_market_exposure_pct: Fraction("largest exposure in one market as a fraction of capital_usdc"),
+  kelly_fraction: Fraction("multiplier of the Kelly fraction f* (0.25 = quarter Kelly)"),
+  kelly_fallback_pct: Fraction("largest order as a fraction of capital_usdc when no probability is given"),
+  price_band: Fraction("largest distance of the price from the mid (or last trade)"),
+  max_slippage: Fraction("largest distance of the marketable part's average price from the best price"),
+  max_depth_share: Fraction("largest share of the opposite side's notional within 0.05 of mid an order may take"),
+  book_max_age_s: Seconds(86_400, "oldest order book snapshot accepted, in seconds"),
+  min_time_to_end_s: Seconds(10 * 365 * 86_400, "shortest time to the market's end date accepted, in seconds"),
+  market_deny: Names("denied markets: outcome token ids or condition ids"),
+  category_deny: Names("denied market categories"),
+  category_allow: Names("when not empty, the only market categories allowed"),
+  max_venue_errors: t.Integer({
+    minimum: 1,
+    maximum: 1000,
+    description: "consecutive venue errors that trip the breaker",
+  }),
+  breaker_cooldown_s: Seconds(7 * 86_400, "seconds after which a breaker tripped by venue errors closes by itself"),
+};
+
+export const LimitsSchema = t.Object(limitProperties, { additionalProperties: false });
+
+/** A partial update of the limits (PATCH /v1/agents/{id}/limits); unknown fields are rejected. */
+export const LimitsPatchSchema = t.Partial(t.Object(limitProperties), { additionalProperties: false });
+
+export type Limits = typeof LimitsSchema.static;
+export type LimitsPatch = typeof LimitsPatchSchema.static;
+
+/** The service defaults of CONTRACT 5.3. Frozen: copy (mergeLimits) before changing. */
+export const DEFAULT_LIMITS: Limits = Object.freeze({
+  min_order_usdc: 1,
+  max_order_usdc: 100,
+  daily_volume_usdc: 1000,
+  capital_usdc: 1000,
+  max_market_exposure_pct: 0.2,
+  kelly_fraction: 0.25,
+  kelly_fallback_pct: 0.02,
+  price_band: 0.1,
+  max_slippage: 0.02,
+  max_depth_share: 0.25,
+  book_max_age_s: 60,
+  min_time_to_end_s: 3600,
+  market_deny: Object.freeze([]) as unknown as string[],
+  category_deny: Object.freeze([]) as unknown as string[],
+  category_allow: Object.freeze([]) as unknown as string[],
+  max_venue_errors: 5,
+  breaker_cooldown_s: 60,
+}) as Limits;
+
+const USDC_FIELDS = ["min_order_usdc", "max_order_usdc", "daily_volume_usdc", "capital_usdc"] as const;
+
+/**
+ * Rules across fields, or beyond what the schema expresses, for limits that
+ * already passed LimitsSchema. Paths are JSON pointers like TypeBox's
+ * ("/min_order_usdc"). An empty list means valid.
+ * - USDC amounts carry at most 6 decimals (the venue's base unit).
+ * - min_order_usdc ≤ max_order_usdc.
+ */
+export function validateLimits(limits: Limits): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const field of USDC_FIELDS) {
+    const value = limits[field];
+    if (typeof value !== "number" || !Number.isFinite(value)) {
+      errors.push({ path: `/${field}`, message: "must be a finite number" });
+      continue;
+    }
+    if (decimalPlaces(numberToPlainString(value)) > USDC_DECIMALS) {
+      errors.push({ path: `/${field}`, message: `must have at most ${USDC_DECIMALS} decimal places` });
+    }
+  }
+  const min = tryFromDecimal(limits.min_order_usdc);
+  const max = tryFromDecimal(limits.max_order_usdc);
+  if (min && max && gt(min, max)) {
+    errors.push({ path: "/min_order_usdc", message: "must not be greater than max_order_usdc" });
+  }
+  return errors;
+}
+
+/**
+ * The current limits with a patch applied: fields present in the patch replace
+ * the current ones (arrays are replaced whole, not appended to); fields absent
+ * or undefined keep their value. Returns a new object with fresh arrays; the
+ * result should be checked with validateLimits before it is stored.
+ */
+export function mergeLimits(current: Limits, patch: LimitsPatch): Limits {
+  const merged = { ...current } as Record<string, unknown>;
+  for (const [key, value] of Object.entries(patch)) {
+    if (value !== undefined && key in limitProperties) merged[key] = value;
+  }
+  const out = merged as Limits;
+  out.market_deny = [...out.market_deny];
+  out.category_deny = [...out.category_deny];
+  out.category_allow = [...out.category_allow];
+  return out;
+}

@@ -1,0 +1,88 @@
+/**
+ * Inputs and results of the risk engine (CONTRACT 5.2). The engine is pure:
+ * everything it looks at is in RiskInput, gathered by the caller (the agent's
+ * actor) from the intent, the agent's limits and state, and the venue.
+ */
+import type { Market, OrderBook } from "../venues/venue.ts";
+import type { Limits } from "./limits.ts";
+
+export interface RiskIntent {
+  /** The outcome token id (CONTRACT 5). */
+  market_id: string;
+  side: "buy" | "sell";
+  /** Notional in USDC (JSON number, read exactly through its decimal text). */
+  size_usdc: number;
+  /** Limit price of one share, 0 < p < 1. */
+  price: number;
+  /** The agent's belief that the outcome resolves yes, 0 < q < 1 (Kelly cap). */
+  probability?: number;
+}
+
+export interface RiskState {
+  /**
+   * The agent's breaker as it stands now. The caller resolves the automatic
+   * close of a venue-errors breaker after breaker_cooldown_s before building
+   * this state; the engine only reads `tripped`.
+   */
+  breaker: { tripped: boolean; reason: string | null };
+  /** Notional already approved this UTC day (still reserved, open and filled orders), 6-decimal USDC units. */
+  daily_used_usdc_units: bigint;
+  /**
+   * The agent's exposure in this market's condition (both outcome tokens:
+   * open and filled buys, net of sells), 6-decimal USDC units.
+   */
+  market_exposure_usdc_units: bigint;
+}
+
+export interface RiskInput {
+  intent: RiskIntent;
+  limits: Limits;
+  state: RiskState;
+  /** The market holding the intent's token, or null when the venue has none. */
+  market: Market | null;
+  /** The book of the intent's token, or null when the venue has none. */
+  book: OrderBook | null;
+  /** Evaluation time, epoch milliseconds. */
+  now_ms: number;
+}
+
+/** The eight checks in their fixed order. */
+export const CHECK_NAMES = [
+  "breaker",
+  "market_filters",
+  "order_size",
+  "daily_volume",
+  "concentration",
+  "kelly_cap",
+  "price_sanity",
+  "liquidity_impact",
+] as const;
+
+export type CheckName = (typeof CHECK_NAMES)[number];
+
+export interface RiskFailure {
+  check: CheckName;
+  /** Stable snake_case reason, e.g. "order_too_large". */
+  code: string;
+  message: string;
+  /** The threshold that was crossed, as a JSON number, when the check has one. */
+  limit: number | null;
+  /** The value that crossed it, as a JSON number, when the check has one. */
+  actual: number | null;
+}
+
+export interface CheckResult {
+  check: CheckName;
+  passed: boolean;
+}
+
+export interface RiskResult {
+  approved: boolean;
+  /** All eight checks, in the fixed order. */
+  checks: CheckResult[];
+  /** Every failure, grouped by check in the fixed order. */
+  failures: RiskFailure[];
+}
+
+/** One check: a pure function of the input, returning its failures (empty: passed). */
+export type RiskCheck = (input: RiskInput) => RiskFailure[];

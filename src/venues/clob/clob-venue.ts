@@ -1,0 +1,554 @@
+/**
+ * HTTP adapter for a venue speaking Polymarket's CLOB V2 wire format (CONTRACT 11.2): the real
+ * https://clob.polymarket.com or the venue simulator (src/venues/sim).
+ *
+ * Wire shapes, as Polymarket's clob-client-v2 (src/client.ts, src/endpoints.ts, src/types/clob.ts,
+ * src/types/ordersV2.ts) and py-clob-client-v2 (client.py, order_utils/model/order_data_v2.py) use them:
+ *
+ *   GET    /ok                              → "OK"                                     (ping)
+ *   GET    /markets?next_cursor=MA==        → {limit, count, next_cursor, data: [market]}; last page next_cursor "LTE="
+ *   GET    /markets/{condition_id}          → market {condition_id, question, end_date_iso, active, closed,
+ *                                             accepting_orders, neg_risk, minimum_tick_size, minimum_order_size,
+ *                                             tokens: [{token_id, outcome, price}], tags}
+ *   GET    /markets-by-token/{token_id}     → {condition_id, primary_token_id, secondary_token_id}
+ *   GET    /book?token_id=                  → {market, asset_id, timestamp, hash, bids, asks, tick_size,
+ *                                             min_order_size, neg_risk, last_trade_price}; levels {price, size}
+ *                                             as strings, listed worst first (bids ascending, asks descending)
+ *   POST   /order   (L2)                    → {success, errorMsg, orderID, status, makingAmount, takingAmount, ...}
+ *   DELETE /order   (L2) {"orderID": id}    → {canceled: [id], not_canceled: {id: reason}}
+ *   DELETE /orders  (L2) [id, ...]          → same
+ *   GET    /data/order/{id} (L2)            → {id, status, side, price, original_size, size_matched, ...}
+ *   GET    /auth/api-keys (L2)              → {apiKeys: [...]}                          (confirmCredentials)
+ *
+ * Failures: a refusal is HTTP 4xx/5xx with {error} or HTTP 200 with {success: false, errorMsg} and
+ * becomes { ok: false, error }. Timeouts, connection failures and gateway errors (502/503/504, or a
+ * 5xx without an error body) throw VenueUnavailableError. Every call is bounded by `timeoutMs`
+ * combined with the caller's AbortSignal. Bun's fetch keeps connections alive and pools them.
+ */
+
+import { fromUnits, numberToPlainString, toUnits } from "../../money/units.ts";
+import {
+  type BookLevel,
+  type CallOptions,
+  type CancelResult,
+  type Market,
+  type OrderBook,
+  type OrderMessage,
+  type OrderType,
+  type PlaceDelegatedOrder,
+  type PostResult,
+  type PostSignedOrder,
+  type Venue,
+  type VenueCredentials,
+  type VenueOrderState,
+  type VenueOrderStatus,
+  VenueUnavailableError,
+} from "../venue.ts";
+import { l2Headers } from "./l2-auth.ts";
+
+export const INITIAL_CURSOR = "MA==";
+export const END_CURSOR = "LTE=";
+
+/** Thrown by reads when the venue answers an unexpected 4xx (for example 401 on an authenticated read). */
+export class VenueRequestError extends Error {
+  override name = "VenueRequestError";
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface ClobVenueOptions {
+  baseUrl: string;
+  /** Per-call timeout, milliseconds (default 5000). */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  /** How long market metadata is cached, milliseconds (default 30000). Books are never cached. */
+  marketsCacheMs?: number;
+  /** L2 credentials for authenticated reads and cancels whose call carries none (optional). */
+  readCredentials?: VenueCredentials;
+  /** Safety bound on GET /markets pages (default 500). */
+  maxMarketPages?: number;
+  name?: string;
+}
+
+/** What serializePostOrderBody needs: a PostSignedOrder, or the same fields with an explicit owner. */
+export interface PostOrderBodyInput {
+  order: OrderMessage;
+  /** 0x + 130 hex for a signed order; "" for a delegated order. */
+  signature: string;
+  order_type: OrderType;
+  expiration: string;
+  /** The API key of the order's owner; defaults to venue_auth.api_key. */
+  owner?: string;
+  venue_auth?: { api_key: string };
+}
+
+/**
+ * The exact POST /order body. Callers who sign L2 headers for the service (CONTRACT 7 venue_auth)
+ * must compute their POLY_SIGNATURE over this string, byte for byte:
+ *
+ *   {"order":{"salt":<salt as a JSON integer>,"maker":"<maker>","signer":"<signer>","tokenId":"<tokenId>",
+ *   "makerAmount":"<makerAmount>","takerAmount":"<takerAmount>","side":"BUY"|"SELL","expiration":"<expiration>",
+ *   "signatureType":<n>,"timestamp":"<timestamp>","metadata":"<metadata>","builder":"<builder>",
+ *   "signature":"<signature>"},"owner":"<api key>","orderType":"GTC"|"GTD"|"FOK"|"FAK","deferExec":false,"postOnly":false}
+ *
+ * No whitespace, keys in exactly this order (py-clob-client-v2's order_to_json_v2 with
+ * json.dumps(separators=(",", ":"))), strings JSON-escaped, uint256 fields as decimal strings as
+ * given, salt written as the integer's decimal digits, addresses and hex as given (not re-cased),
+ * expiration "0" when empty. The signing path is "/order" and the method "POST".
+ */
+export function serializePostOrderBody(req: PostOrderBodyInput): string {
+  const o = req.order;
+  if (typeof o.salt !== "string" || !/^[0-9]+$/.test(o.salt)) throw new TypeError("order.salt must be a decimal string");
+  if (!Number.isInteger(o.signatureType)) throw new TypeError("order.signatureType must be an integer");
+  if (o.side !== 0 && o.side !== 1) throw new TypeError("order.side must be 0 or 1");
+  const s = JSON.stringify;
+  const owner = req.owner ?? req.venue_auth?.api_key ?? "";
+  const expiration = req.expiration && req.expiration !== "" ? req.expiration : "0";
+  return (
+    `{"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(o.maker)},"signer":${s(o.signer)},"tokenId":${s(o.tokenId)},` +
+    `"makerAmount":${s(o.makerAmount)},"takerAmount":${s(o.takerAmount)},"side":${s(o.side === 0 ? "BUY" : "SELL")},` +
+    `"expiration":${s(expiration)},"signatureType":${o.signatureType},"timestamp":${s(o.timestamp)},` +
+    `"metadata":${s(o.metadata)},"builder":${s(o.builder)},"signature":${s(req.signature)}},` +
+    `"owner":${s(owner)},"orderType":${s(req.order_type)},"deferExec":false,"postOnly":false}`
+  );
+}
+
+/** A market of GET /markets or /markets/{id} in the port's shape; null when it is not a market. */
+export function normalizeClobMarket(j: unknown): Market | null {
+  if (!j || typeof j !== "object") return null;
+  const m = j as Record<string, any>;
+  if (typeof m.condition_id !== "string" || !Array.isArray(m.tokens)) return null;
+  const str = (v: unknown, dflt: string): string =>
+    typeof v === "string" ? v : typeof v === "number" && Number.isFinite(v) ? numberToPlainString(v) : dflt;
+  const tags = Array.isArray(m.tags) ? m.tags.filter((t: unknown) => typeof t === "string" && t !== "All") : [];
+  return {
+    condition_id: m.condition_id,
+    question: typeof m.question === "string" ? m.question : "",
+    category: typeof m.category === "string" && m.category ? m.category : tags.length ? String(tags[0]).toLowerCase() : "",
+    end_date: str(m.end_date_iso ?? m.end_date, ""),
+    active: m.active !== false,
+    closed: m.closed === true,
+    accepting_orders: m.accepting_orders === true,
+    neg_risk: m.neg_risk === true,
+    tick_size: str(m.minimum_tick_size ?? m.tick_size, "0.01"),
+    min_order_size: str(m.minimum_order_size ?? m.min_order_size, "0"),
+    tokens: m.tokens
+      .filter((t: any) => t && (typeof t.token_id === "string" || typeof t.token_id === "number"))
+      .map((t: any) => ({ token_id: String(t.token_id), outcome: typeof t.outcome === "string" ? t.outcome : "" })),
+  };
+}
+
+/** A GET /book answer as a port OrderBook, levels re-sorted best first (Polymarket lists them worst first). */
+export function normalizeClobBook(j: unknown, tokenId: string, receivedAt = Date.now()): OrderBook | null {
+  if (!j || typeof j !== "object") return null;
+  const b = j as Record<string, any>;
+  const levels = (arr: unknown, desc: boolean): BookLevel[] => {
+    if (!Array.isArray(arr)) return [];
+    const out: Array<{ k: bigint; l: BookLevel }> = [];
+    for (const x of arr) {
+      if (!x || typeof x !== "object") continue;
+      const price = typeof x.price === "number" ? numberToPlainString(x.price) : x.price;
+      const size = typeof x.size === "number" ? numberToPlainString(x.size) : x.size;
+      if (typeof price !== "string" || typeof size !== "string") continue;
+      let k: bigint;
+      try {
+        k = toUnits(price, 18, "floor");
+        if (toUnits(size, 18, "floor") <= 0n) continue;
+      } catch {
+        continue;
+      }
+      out.push({ k, l: { price, size } });
+    }
+    out.sort((x, y) => (x.k === y.k ? 0 : (x.k > y.k) === desc ? -1 : 1));
+    return out.map((x) => x.l);
+  };
+  const ts = Number(b.timestamp);
+  const ltp = b.last_trade_price;
+  return {
+    token_id: typeof b.asset_id === "string" && b.asset_id ? b.asset_id : tokenId,
+    bids: levels(b.bids, true),
+    asks: levels(b.asks, false),
+    last_trade_price:
+      typeof ltp === "string" && ltp !== "" ? ltp : typeof ltp === "number" && Number.isFinite(ltp) ? numberToPlainString(ltp) : null,
+    timestamp_ms: Number.isFinite(ts) && ts > 0 ? (ts < 1e12 ? ts * 1000 : ts) : receivedAt,
+  };
+}
+
+/** Venue order statuses, tolerant of "LIVE", "live", "ORDER_STATUS_LIVE", "CANCELED", ... */
+export function normalizeOrderStatus(status: unknown, dflt: VenueOrderStatus = "delayed"): VenueOrderStatus {
+  if (typeof status !== "string" || !status) return dflt;
+  const s = status.toLowerCase().replace(/^order_status_/, "");
+  switch (s) {
+    case "live":
+      return "live";
+    case "matched":
+      return "matched";
+    case "delayed":
+      return "delayed";
+    case "unmatched":
+      return "unmatched";
+    case "canceled":
+    case "cancelled":
+    case "canceled_market_resolved":
+    case "cancelled_market_resolved":
+    case "invalid":
+    case "expired":
+      return "cancelled";
+    default:
+      return dflt;
+  }
+}
+
+/** not_canceled reasons that mean the order is already gone: "already canceled or matched", ... */
+export function isAlreadyDoneReason(reason: unknown): boolean {
+  return typeof reason === "string" && /already cancel?led|matched/i.test(reason);
+}
+
+type HttpResult = { status: number; body: any; text: string };
+
+export class ClobVenue implements Venue {
+  readonly name: string;
+  private readonly base: string;
+  private readonly timeoutMs: number;
+  private readonly fetchImpl: typeof fetch;
+  private readonly cacheMs: number;
+  private readonly maxPages: number;
+  private readonly readCreds?: VenueCredentials;
+  private readonly tokenCache = new Map<string, { market: Market | null; expires: number }>();
+  private readonly tokenInflight = new Map<string, Promise<Market | null>>();
+  private listCache: { markets: Market[]; expires: number; complete: boolean } | null = null;
+  private listInflight: Promise<Market[]> | null = null;
+
+  constructor(opts: ClobVenueOptions) {
+    this.name = opts.name ?? "clob";
+    this.base = opts.baseUrl.replace(/\/+$/, "");
+    this.timeoutMs = opts.timeoutMs ?? 5000;
+    this.fetchImpl = opts.fetch ?? fetch;
+    this.cacheMs = opts.marketsCacheMs ?? 30_000;
+    this.maxPages = opts.maxMarketPages ?? 500;
+    this.readCreds = opts.readCredentials;
+  }
+
+  // ------------------------------------------------------------------ markets and books
+
+  async listMarkets(opts?: CallOptions): Promise<Market[]> {
+    const c = this.listCache;
+    if (c && c.expires > Date.now()) return [...c.markets];
+    if (!this.listInflight) {
+      this.listInflight = this.fetchAllMarkets(opts).finally(() => {
+        this.listInflight = null;
+      });
+    }
+    return [...(await this.listInflight)];
+  }
+
+  async getMarketByToken(tokenId: string, opts?: CallOptions): Promise<Market | null> {
+    const now = Date.now();
+    const hit = this.tokenCache.get(tokenId);
+    if (hit && hit.expires > now) return hit.market;
+    const list = this.listCache;
+    if (list && list.complete && list.expires > now && !hit) {
+      // A fresh complete listing is authoritative: a token absent from it is unknown.
+      return null;
+    }
+    let p = this.tokenInflight.get(tokenId);
+    if (!p) {
+      p = this.fetchMarketByToken(tokenId, opts).finally(() => this.tokenInflight.delete(tokenId));
+      this.tokenInflight.set(tokenId, p);
+    }
+    return p;
+  }
+
+  async getBook(tokenId: string, opts?: CallOptions): Promise<OrderBook | null> {
+    const r = await this.call("GET", "/book", { query: { token_id: tokenId }, signal: opts?.signal });
+    if (r.status === 404 || r.status === 400) return null;
+    this.throwUnlessOk(r, "GET /book");
+    return normalizeClobBook(r.body, tokenId);
+  }
+
+  // ------------------------------------------------------------------ orders
+
+  async postSignedOrder(req: PostSignedOrder, opts?: CallOptions): Promise<PostResult> {
+    let body: string;
+    try {
+      body = serializePostOrderBody(req);
+    } catch (err) {
+      return { ok: false, error: (err as Error).message };
+    }
+    const auth = req.venue_auth;
+    const headers: Record<string, string> = auth
+      ? {
+          POLY_ADDRESS: auth.address ?? req.order.signer,
+          POLY_SIGNATURE: auth.signature,
+          POLY_TIMESTAMP: auth.timestamp,
+          POLY_API_KEY: auth.api_key,
+          POLY_PASSPHRASE: auth.passphrase,
+        }
+      : {};
+    const r = await this.call("POST", "/order", { body, headers, signal: opts?.signal });
+    return this.postResult(r, req.order.side);
+  }
+
+  /**
+   * Places the order with the agent's credentials: the same POST /order body as a signed order,
+   * with an empty signature, and L2 headers computed here. The wire has no client order id, so
+   * `client_order_id` is not sent.
+   */
+  async placeDelegatedOrder(req: PlaceDelegatedOrder, opts?: CallOptions): Promise<PostResult> {
+    const c = req.credentials;
+    if (!c || !c.api_key || !c.api_secret) return { ok: false, error: "invalid credentials" };
+    let body: string;
+    try {
+      body = serializePostOrderBody({
+        order: req.order,
+        signature: "",
+        order_type: req.order_type,
+        expiration: req.expiration,
+        owner: c.api_key,
+      });
+    } catch (err) {
+      return { ok: false, error: (err as Error).message };
+    }
+    const headers = { ...l2Headers(c, { method: "POST", path: "/order", body }) };
+    const r = await this.call("POST", "/order", { body, headers, signal: opts?.signal });
+    return this.postResult(r, req.order.side);
+  }
+
+  async cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<CancelResult> {
+    const body = JSON.stringify({ orderID: req.venue_order_id });
+    const r = await this.call("DELETE", "/order", {
+      body,
+      headers: this.authHeaders(req.credentials, "DELETE", "/order", body),
+      signal: opts?.signal,
+    });
+    const refused = this.refusal(r);
+    if (refused) return refused;
+    return cancelResultFor(r.body, req.venue_order_id);
+  }
+
+  /** Batch cancel (DELETE /orders); one result per id. */
+  async cancelOrders(
+    req: { venue_order_ids: string[]; credentials?: VenueCredentials },
+    opts?: CallOptions,
+  ): Promise<Record<string, CancelResult>> {
+    const out: Record<string, CancelResult> = {};
+    if (req.venue_order_ids.length === 0) return out;
+    const body = JSON.stringify(req.venue_order_ids);
+    const r = await this.call("DELETE", "/orders", {
+      body,
+      headers: this.authHeaders(req.credentials, "DELETE", "/orders", body),
+      signal: opts?.signal,
+    });
+    const refused = this.refusal(r);
+    for (const id of req.venue_order_ids) out[id] = refused ?? cancelResultFor(r.body, id);
+    return out;
+  }
+
+  async getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null> {
+    const path = `/data/order/${encodeURIComponent(req.venue_order_id)}`;
+    const r = await this.call("GET", path, { headers: this.authHeaders(req.credentials, "GET", path), signal: opts?.signal });
+    if (r.status === 404) return null;
+    this.throwUnlessOk(r, "GET /data/order");
+    const j = r.body;
+    if (!j || typeof j !== "object" || (typeof j.id !== "string" && typeof j.status !== "string")) return null;
+    return {
+      venue_order_id: typeof j.id === "string" && j.id ? j.id : req.venue_order_id,
+      status: normalizeOrderStatus(j.status),
+      filled_usdc: filledUsdcOf(j),
+    };
+  }
+
+  async confirmCredentials(credentials: VenueCredentials, opts?: CallOptions): Promise<boolean> {
+    if (!credentials || !credentials.api_key || !credentials.api_secret) return false;
+    const path = "/auth/api-keys";
+    const r = await this.call("GET", path, { headers: { ...l2Headers(credentials, { method: "GET", path }) }, signal: opts?.signal });
+    if (r.status >= 200 && r.status < 300) return true;
+    if (r.status >= 400 && r.status < 500) return false;
+    throw new VenueUnavailableError(`GET ${path}: HTTP ${r.status}`);
+  }
+
+  async ping(opts?: CallOptions): Promise<boolean> {
+    try {
+      const r = await this.call("GET", "/ok", { signal: opts?.signal });
+      return r.status >= 200 && r.status < 300;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.tokenCache.clear();
+    this.listCache = null;
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  private async fetchAllMarkets(opts?: CallOptions): Promise<Market[]> {
+    const markets: Market[] = [];
+    let cursor = INITIAL_CURSOR;
+    let complete = false;
+    for (let page = 0; page < this.maxPages; page++) {
+      const r = await this.call("GET", "/markets", { query: { next_cursor: cursor }, signal: opts?.signal });
+      this.throwUnlessOk(r, "GET /markets");
+      const body = r.body;
+      const data: unknown[] = Array.isArray(body) ? body : Array.isArray(body?.data) ? body.data : [];
+      for (const raw of data) {
+        const m = normalizeClobMarket(raw);
+        if (m) markets.push(m);
+      }
+      const next = Array.isArray(body) ? END_CURSOR : body?.next_cursor;
+      if (typeof next !== "string" || next === "" || next === END_CURSOR || next === cursor) {
+        complete = true;
+        break;
+      }
+      cursor = next;
+    }
+    const expires = Date.now() + this.cacheMs;
+    this.listCache = { markets, expires, complete };
+    for (const m of markets) for (const t of m.tokens) this.tokenCache.set(t.token_id, { market: m, expires });
+    return markets;
+  }
+
+  private async fetchMarketByToken(tokenId: string, opts?: CallOptions): Promise<Market | null> {
+    const r = await this.call("GET", `/markets-by-token/${encodeURIComponent(tokenId)}`, { signal: opts?.signal });
+    let market: Market | null = null;
+    if (r.status !== 404 && r.status !== 400) {
+      this.throwUnlessOk(r, "GET /markets-by-token");
+      const cid = r.body?.condition_id;
+      if (typeof cid === "string" && cid) {
+        const mr = await this.call("GET", `/markets/${encodeURIComponent(cid)}`, { signal: opts?.signal });
+        if (mr.status !== 404) {
+          this.throwUnlessOk(mr, "GET /markets/{condition_id}");
+          market = normalizeClobMarket(mr.body);
+        }
+      }
+    }
+    const now = Date.now();
+    if (market && market.tokens.some((t) => t.token_id === tokenId)) {
+      for (const t of market.tokens) this.tokenCache.set(t.token_id, { market, expires: now + this.cacheMs });
+      return market;
+    }
+    // Unknown tokens are remembered briefly so a burst of bad intents does not hammer the venue.
+    this.tokenCache.set(tokenId, { market: null, expires: now + Math.min(this.cacheMs, 5000) });
+    return null;
+  }
+
+  private authHeaders(creds: VenueCredentials | undefined, method: string, path: string, body?: string): Record<string, string> {
+    const c = creds ?? this.readCreds;
+    if (!c || !c.api_key || !c.api_secret) return {};
+    return { ...l2Headers(c, { method, path, body }) };
+  }
+
+  private postResult(r: HttpResult, side: 0 | 1): PostResult {
+    const refused = this.refusal(r);
+    if (refused) return refused;
+    const j = r.body;
+    if (!j || typeof j !== "object") return { ok: false, error: `unexpected answer: ${r.text.slice(0, 200)}` };
+    if (j.success === false || (j.success !== true && !j.orderID)) {
+      return { ok: false, error: errorText(j.errorMsg ?? j.error, "order rejected") };
+    }
+    if (typeof j.orderID !== "string" || !j.orderID) return { ok: false, error: errorText(j.errorMsg, "no orderID in the answer") };
+    const result: PostResult = { ok: true, venue_order_id: j.orderID, status: normalizeOrderStatus(j.status, "live") };
+    const usdc = side === 0 ? j.makingAmount : j.takingAmount;
+    const filled = decimalOrNull(usdc);
+    if (filled !== null) result.filled_usdc = filled;
+    return result;
+  }
+
+  /** { ok: false } for a 4xx/5xx with an answer; throws for gateway errors; null for 2xx. */
+  private refusal(r: HttpResult): { ok: false; error: string } | null {
+    if (r.status >= 200 && r.status < 300) return null;
+    const hasError = r.body && typeof r.body === "object" && (r.body.error !== undefined || r.body.errorMsg !== undefined);
+    if (r.status >= 500 && (r.status === 502 || r.status === 503 || r.status === 504 || !hasError)) {
+      throw new VenueUnavailableError(`venue answered HTTP ${r.status}`);
+    }
+    const msg = hasError ? errorText(r.body.error ?? r.body.errorMsg, `HTTP ${r.status}`) : r.text.slice(0, 200) || `HTTP ${r.status}`;
+    return { ok: false, error: msg };
+  }
+
+  private throwUnlessOk(r: HttpResult, what: string): void {
+    if (r.status >= 200 && r.status < 300) return;
+    const detail = r.body && typeof r.body === "object" && r.body.error !== undefined ? `: ${errorText(r.body.error, "")}` : "";
+    if (r.status >= 500) throw new VenueUnavailableError(`${what}: HTTP ${r.status}${detail}`);
+    throw new VenueRequestError(`${what}: HTTP ${r.status}${detail}`, r.status);
+  }
+
+  private async call(
+    method: string,
+    path: string,
+    o: { query?: Record<string, string>; body?: string; headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<HttpResult> {
+    const url = `${this.base}${path}${o.query ? `?${new URLSearchParams(o.query).toString()}` : ""}`;
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const signal = o.signal ? AbortSignal.any([timeout, o.signal]) : timeout;
+    const headers: Record<string, string> = { Accept: "application/json", ...o.headers };
+    if (o.body !== undefined) headers["Content-Type"] = "application/json";
+    try {
+      const res = await this.fetchImpl(url, { method, headers, body: o.body, signal });
+      const text = await res.text();
+      let body: any = null;
+      if (text) {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = text;
+        }
+      }
+      return { status: res.status, body, text };
+    } catch (err) {
+      let why: string;
+      if (o.signal?.aborted) why = "aborted by the caller";
+      else if (timeout.aborted) why = `no answer within ${this.timeoutMs} ms`;
+      else why = `connection failed (${(err as Error)?.message ?? String(err)})`;
+      throw new VenueUnavailableError(`${method} ${path}: ${why}`, { cause: err });
+    }
+  }
+}
+
+function cancelResultFor(body: any, id: string): CancelResult {
+  const canceled: unknown = body?.canceled ?? body?.cancelled;
+  if (Array.isArray(canceled) && canceled.includes(id)) return { ok: true };
+  const notCanceled = body?.not_canceled ?? body?.notCanceled;
+  if (notCanceled && typeof notCanceled === "object" && !Array.isArray(notCanceled) && id in notCanceled) {
+    const reason = notCanceled[id];
+    return isAlreadyDoneReason(reason) ? { ok: true } : { ok: false, error: errorText(reason, "not canceled") };
+  }
+  return { ok: false, error: "the venue did not confirm the cancellation" };
+}
+
+function filledUsdcOf(j: Record<string, any>): string {
+  const ext = decimalOrNull(j.filled_usdc);
+  if (ext !== null) return ext;
+  try {
+    const matched = toUnits(String(j.size_matched ?? "0"), 6, "floor");
+    const price = toUnits(String(j.price ?? "0"), 6, "floor");
+    return fromUnits((matched * price) / 1_000_000n);
+  } catch {
+    return "0";
+  }
+}
+
+function decimalOrNull(v: unknown): string | null {
+  if (typeof v !== "string" && typeof v !== "number") return null;
+  try {
+    return fromUnits(toUnits(typeof v === "number" ? numberToPlainString(v) : v, 6, "floor"));
+  } catch {
+    return null;
+  }
+}
+
+function errorText(v: unknown, dflt: string): string {
+  if (typeof v === "string" && v) return v;
+  if (v && typeof v === "object") {
+    try {
+      return JSON.stringify(v);
+    } catch {
+      return dflt;
+    }
+  }
+  return dflt;
+}

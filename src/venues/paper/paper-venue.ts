@@ -1,0 +1,516 @@
+/**
+ * The embedded paper venue (CONTRACT 11.1): in-process books per outcome token, loaded from the
+ * markets file, with price-time matching of incoming orders. Everything is exact bigint arithmetic.
+ *
+ * Order semantics, from the signed OrderMessage (amounts are 6-decimal base units):
+ * - buy  (side 0): price = makerAmount / takerAmount, size = takerAmount shares
+ * - sell (side 1): price = takerAmount / makerAmount, size = makerAmount shares
+ * Trades execute at the resting order's price. GTC/GTD remainders rest on the book; FOK fills all or
+ * nothing; FAK fills what it can and cancels the rest. The venue order id is the order's EIP-712
+ * hash (CONTRACT 6), like Polymarket's orderID, so it equals the service's `order_hash`.
+ *
+ * The seeded levels of the markets file rest as orders of the owner "paper-book".
+ */
+
+import { randomBytes } from "node:crypto";
+import { keccak256, toHex } from "viem";
+import { fromUnits, toUnits } from "../../money/units.ts";
+import { type InitialBook, loadMarketsFile, PRICE_DECIMALS, PRICE_ONE, parseMarkets, SIZE_DECIMALS } from "../markets-file.ts";
+import {
+  type CallOptions,
+  type CancelResult,
+  type Market,
+  type OrderBook,
+  type OrderMessage,
+  type OrderType,
+  type PlaceDelegatedOrder,
+  type PostResult,
+  type PostSignedOrder,
+  type Venue,
+  type VenueCredentials,
+  type VenueOrderState,
+  type VenueOrderStatus,
+  VenueUnavailableError,
+} from "../venue.ts";
+import { type BookSide, TokenBook } from "./order-book.ts";
+
+// ---------------------------------------------------------------------------------------------
+// EIP-712 order hash (CONTRACT 6), computed directly (one keccak per struct) to keep posts cheap.
+
+export const CTF_EXCHANGE_V2 = "0xE111180000d2663C0091e4f400237545B87B996B";
+export const NEG_RISK_CTF_EXCHANGE_V2 = "0xe2222d279d744050d28e00520010520000310F59";
+const ORDER_TYPE =
+  "Order(uint256 salt,address maker,address signer,uint256 tokenId,uint256 makerAmount,uint256 takerAmount,uint8 side,uint8 signatureType,uint256 timestamp,bytes32 metadata,bytes32 builder)";
+const ORDER_TYPEHASH = keccak256(toHex(ORDER_TYPE)).slice(2);
+const DOMAIN_TYPEHASH = keccak256(
+  toHex("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
+).slice(2);
+const NAME_HASH = keccak256(toHex("Polymarket CTF Exchange")).slice(2);
+const VERSION_HASH = keccak256(toHex("2")).slice(2);
+const domainSeparators = new Map<string, string>();
+
+const word = (n: bigint | number): string => BigInt(n).toString(16).padStart(64, "0");
+const addrWord = (a: string): string => a.slice(2).toLowerCase().padStart(64, "0");
+
+function domainSeparator(chainId: number, negRisk: boolean): string {
+  const key = `${chainId}:${negRisk}`;
+  let ds = domainSeparators.get(key);
+  if (!ds) {
+    const contract = negRisk ? NEG_RISK_CTF_EXCHANGE_V2 : CTF_EXCHANGE_V2;
+    ds = keccak256(`0x${DOMAIN_TYPEHASH}${NAME_HASH}${VERSION_HASH}${word(chainId)}${addrWord(contract)}`).slice(2);
+    domainSeparators.set(key, ds);
+  }
+  return ds;
+}
+
+/** keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(order)); the order must be well formed. */
+export function orderHash(order: OrderMessage, opts: { chainId: number; negRisk: boolean }): `0x${string}` {
+  const struct = keccak256(
+    `0x${ORDER_TYPEHASH}${word(BigInt(order.salt))}${addrWord(order.maker)}${addrWord(order.signer)}${word(BigInt(order.tokenId))}${word(
+      BigInt(order.makerAmount),
+    )}${word(BigInt(order.takerAmount))}${word(order.side)}${word(order.signatureType)}${word(BigInt(order.timestamp))}${order.metadata
+      .slice(2)
+      .toLowerCase()}${order.builder.slice(2).toLowerCase()}`,
+  ).slice(2);
+  return keccak256(`0x1901${domainSeparator(opts.chainId, opts.negRisk)}${struct}`);
+}
+
+const UINT_RE = /^[0-9]{1,78}$/;
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const BYTES32_RE = /^0x[0-9a-fA-F]{64}$/;
+
+/** Returns an error message when the order message is malformed, else null. */
+export function validateOrderMessage(o: OrderMessage): string | null {
+  if (!o || typeof o !== "object") return "order is missing";
+  for (const f of ["salt", "tokenId", "makerAmount", "takerAmount", "timestamp"] as const) {
+    if (typeof o[f] !== "string" || !UINT_RE.test(o[f]) || BigInt(o[f]) >= 1n << 256n) return `order.${f} must be a decimal uint256 string`;
+  }
+  for (const f of ["maker", "signer"] as const) {
+    if (typeof o[f] !== "string" || !ADDRESS_RE.test(o[f])) return `order.${f} must be an address`;
+  }
+  for (const f of ["metadata", "builder"] as const) {
+    if (typeof o[f] !== "string" || !BYTES32_RE.test(o[f])) return `order.${f} must be 32 bytes of hex`;
+  }
+  if (o.side !== 0 && o.side !== 1) return "order.side must be 0 (buy) or 1 (sell)";
+  if (!Number.isInteger(o.signatureType) || o.signatureType < 0 || o.signatureType > 255) return "order.signatureType must be a uint8";
+  return null;
+}
+
+export function validCredentials(c: VenueCredentials | undefined | null): boolean {
+  return (
+    !!c &&
+    typeof c.api_key === "string" &&
+    c.api_key.trim() !== "" &&
+    typeof c.api_secret === "string" &&
+    c.api_secret.trim() !== ""
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export const PAPER_BOOK_OWNER = "paper-book";
+const ORDER_TYPES: ReadonlySet<string> = new Set(["GTC", "GTD", "FOK", "FAK"]);
+const MAX_LOG = 100_000;
+
+/** The venue's record of one order (seeded, resting, filled, cancelled or killed). */
+export interface PaperOrder {
+  readonly id: string;
+  readonly token_id: string;
+  readonly condition_id: string;
+  readonly outcome: string;
+  readonly side: BookSide;
+  /** Limit price, 10^-6 units. */
+  readonly price: bigint;
+  /** Shares, 10^-6 units. */
+  readonly original_size: bigint;
+  filled_size: bigint;
+  /** USDC, 10^-6 units, at execution prices. */
+  filled_usdc: bigint;
+  status: VenueOrderStatus;
+  readonly order_type: OrderType;
+  /** Unix seconds, 0 for none. */
+  readonly expiration: number;
+  /** Who placed it: the API key (owner) for the simulator, or PAPER_BOOK_OWNER for seeded levels. */
+  readonly owner: string;
+  readonly maker: string;
+  readonly created_at: number;
+}
+
+export interface PaperFill {
+  taker_order_id: string;
+  maker_order_id: string;
+  token_id: string;
+  price: bigint;
+  size: bigint;
+  usdc: bigint;
+  at: number;
+}
+
+export interface PaperCancel {
+  order_id: string;
+  /** cancel: asked for; expired: GTD expiry; killed: FOK/FAK remainder. */
+  reason: "cancel" | "expired" | "killed";
+  remaining: bigint;
+  at: number;
+}
+
+export type CancelOutcome =
+  | { kind: "cancelled"; order: PaperOrder }
+  /** Already cancelled, filled or killed: nothing left to cancel. */
+  | { kind: "done"; order: PaperOrder }
+  | { kind: "not_found" };
+
+export interface SubmitInput {
+  order: OrderMessage;
+  order_type: OrderType;
+  /** Unix seconds as a decimal string; "0" for none. Only GTD orders expire. */
+  expiration: string;
+  owner: string;
+}
+
+export interface PaperVenueOptions {
+  /** Chain id of the EIP-712 domain used for order ids (default 137). */
+  chainId?: number;
+  /** Clock, epoch milliseconds (tests). */
+  now?: () => number;
+  /** Levels per side in book snapshots (default 50). */
+  bookDepth?: number;
+  name?: string;
+}
+
+export class PaperVenue implements Venue {
+  readonly name: string;
+  readonly chainId: number;
+  private readonly now: () => number;
+  private readonly depth: number;
+  private readonly markets: readonly Market[];
+  private readonly byCondition = new Map<string, Market>();
+  private readonly byToken = new Map<string, { market: Market; outcome: string }>();
+  private readonly books = new Map<string, TokenBook>();
+  private readonly lastTrade = new Map<string, string | null>();
+  private readonly orders = new Map<string, PaperOrder>();
+  readonly fills: PaperFill[] = [];
+  readonly cancels: PaperCancel[] = [];
+
+  constructor(markets: Market[], books?: Map<string, InitialBook> | Record<string, InitialBook>, opts: PaperVenueOptions = {}) {
+    this.name = opts.name ?? "paper";
+    this.chainId = opts.chainId ?? 137;
+    this.now = opts.now ?? Date.now;
+    this.depth = opts.bookDepth ?? 50;
+    this.markets = Object.freeze([...markets]);
+    const initial = books instanceof Map ? books : new Map(Object.entries(books ?? {}));
+    for (const m of markets) {
+      this.byCondition.set(m.condition_id.toLowerCase(), m);
+      for (const t of m.tokens) {
+        if (this.byToken.has(t.token_id)) throw new Error(`duplicate token id ${t.token_id}`);
+        this.byToken.set(t.token_id, { market: m, outcome: t.outcome });
+        const book = new TokenBook(t.token_id);
+        this.books.set(t.token_id, book);
+        const init = initial.get(t.token_id);
+        this.lastTrade.set(t.token_id, init?.last_trade_price ?? null);
+        if (init) {
+          for (const [levels, side] of [
+            [init.bids, "buy"],
+            [init.asks, "sell"],
+          ] as const) {
+            for (const l of levels) {
+              this.seed(m, t.token_id, t.outcome, side, toUnits(l.price, PRICE_DECIMALS), toUnits(l.size, SIZE_DECIMALS), book);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  /** Loads a markets file (CONTRACT 11.4). */
+  static fromFile(path: string, opts?: PaperVenueOptions): PaperVenue {
+    const { markets, books } = loadMarketsFile(path);
+    return new PaperVenue(markets, books, opts);
+  }
+
+  /** From markets-file entries already in memory. */
+  static fromEntries(entries: unknown, opts?: PaperVenueOptions, source = "(inline)"): PaperVenue {
+    const { markets, books } = parseMarkets(entries, source);
+    return new PaperVenue(markets, books, opts);
+  }
+
+  // ------------------------------------------------------------------ synchronous engine API
+
+  marketForToken(tokenId: string): Market | null {
+    return this.byToken.get(tokenId)?.market ?? null;
+  }
+
+  marketByCondition(conditionId: string): Market | null {
+    return this.byCondition.get(conditionId.toLowerCase()) ?? null;
+  }
+
+  allMarkets(): readonly Market[] {
+    return this.markets;
+  }
+
+  /** A book snapshot, best first, or null for an unknown token. */
+  bookSnapshot(tokenId: string): OrderBook | null {
+    const book = this.books.get(tokenId);
+    if (!book) return null;
+    const now = this.now();
+    this.expire(book, now);
+    const snap = book.snapshot(this.depth);
+    return {
+      token_id: tokenId,
+      bids: snap.bids as OrderBook["bids"],
+      asks: snap.asks as OrderBook["asks"],
+      last_trade_price: this.lastTrade.get(tokenId) ?? null,
+      timestamp_ms: now,
+    };
+  }
+
+  /** Every level of a book (for the simulator's wire answer), best first. */
+  fullBook(tokenId: string): OrderBook | null {
+    const book = this.books.get(tokenId);
+    if (!book) return null;
+    const now = this.now();
+    this.expire(book, now);
+    const snap = book.snapshot(Number.MAX_SAFE_INTEGER);
+    return {
+      token_id: tokenId,
+      bids: snap.bids as OrderBook["bids"],
+      asks: snap.asks as OrderBook["asks"],
+      last_trade_price: this.lastTrade.get(tokenId) ?? null,
+      timestamp_ms: now,
+    };
+  }
+
+  order(id: string): PaperOrder | undefined {
+    const rec = this.orders.get(id);
+    if (rec && rec.status === "live" && rec.expiration > 0) {
+      const book = this.books.get(rec.token_id);
+      if (book) this.expire(book, this.now());
+    }
+    return rec;
+  }
+
+  /** Number of orders resting on all books (seeded levels included). */
+  restingCount(): number {
+    let n = 0;
+    for (const b of this.books.values()) n += b.size;
+    return n;
+  }
+
+  /** The venue order id an order would get (its EIP-712 hash), or null when the message is malformed. */
+  orderIdFor(order: OrderMessage): string | null {
+    if (validateOrderMessage(order)) return null;
+    const m = this.byToken.get(BigInt(order.tokenId).toString())?.market;
+    return orderHash(order, { chainId: this.chainId, negRisk: m?.neg_risk ?? false });
+  }
+
+  /** Validates, matches and (for GTC/GTD) rests an order. Refusals are { ok: false, error }. */
+  submit(input: SubmitInput): PostResult {
+    const { order } = input;
+    const bad = validateOrderMessage(order);
+    if (bad) return { ok: false, error: bad };
+    if (!ORDER_TYPES.has(input.order_type)) return { ok: false, error: `unknown order type ${String(input.order_type)}` };
+    const tokenId = BigInt(order.tokenId).toString();
+    const entry = this.byToken.get(tokenId);
+    if (!entry) return { ok: false, error: `no market for token ${order.tokenId}` };
+    const { market } = entry;
+    if (market.closed || !market.active) return { ok: false, error: "market is closed" };
+    if (!market.accepting_orders) return { ok: false, error: "market is not accepting orders" };
+
+    const makerAmount = BigInt(order.makerAmount);
+    const takerAmount = BigInt(order.takerAmount);
+    if (makerAmount <= 0n || takerAmount <= 0n) return { ok: false, error: "makerAmount and takerAmount must be positive" };
+    const side: BookSide = order.side === 0 ? "buy" : "sell";
+    // Both amounts are 6-decimal units, so price (10^-6 units) = usdc * 10^6 / shares.
+    const usdc = side === "buy" ? makerAmount : takerAmount;
+    const size = side === "buy" ? takerAmount : makerAmount;
+    if ((usdc * PRICE_ONE) % size !== 0n) return { ok: false, error: "order price has more than 6 decimals" };
+    const price = (usdc * PRICE_ONE) / size;
+    const tick = toUnits(market.tick_size, PRICE_DECIMALS);
+    if (price < tick || price > PRICE_ONE - tick) {
+      return { ok: false, error: `price ${fromUnits(price, PRICE_DECIMALS)} is outside [${market.tick_size}, ${fromUnits(PRICE_ONE - tick, PRICE_DECIMALS)}]` };
+    }
+    if (price % tick !== 0n) {
+      return { ok: false, error: `price ${fromUnits(price, PRICE_DECIMALS)} breaks the minimum tick size rule: ${market.tick_size}` };
+    }
+    const minSize = toUnits(market.min_order_size, SIZE_DECIMALS);
+    if (size < minSize) {
+      return { ok: false, error: `size ${fromUnits(size, SIZE_DECIMALS)} is lower than the minimum: ${market.min_order_size}` };
+    }
+    const now = this.now();
+    const nowSec = Math.floor(now / 1000);
+    let expiration = 0;
+    if (input.order_type === "GTD") {
+      if (typeof input.expiration !== "string" || !UINT_RE.test(input.expiration)) return { ok: false, error: "GTD order needs an expiration" };
+      expiration = Number(input.expiration);
+      if (!(expiration > nowSec)) return { ok: false, error: "GTD order expiration must be in the future" };
+    }
+
+    const id = orderHash({ ...order, tokenId }, { chainId: this.chainId, negRisk: market.neg_risk });
+    if (this.orders.has(id)) return { ok: false, error: "order already exists" };
+
+    const book = this.books.get(tokenId)!;
+    this.expire(book, now);
+    const rec: PaperOrder = {
+      id,
+      token_id: tokenId,
+      condition_id: market.condition_id,
+      outcome: entry.outcome,
+      side,
+      price,
+      original_size: size,
+      filled_size: 0n,
+      filled_usdc: 0n,
+      status: "live",
+      order_type: input.order_type,
+      expiration,
+      owner: input.owner,
+      maker: order.maker,
+      created_at: now,
+    };
+    this.orders.set(id, rec);
+
+    if (input.order_type === "FOK" && book.available(side, price, size) < size) {
+      rec.status = "unmatched";
+      this.log(this.cancels, { order_id: id, reason: "killed", remaining: size, at: now });
+      return { ok: true, venue_order_id: id, status: "unmatched", filled_usdc: "0" };
+    }
+
+    const { fills, remaining } = book.match(side, price, size);
+    for (const f of fills) {
+      const notional = (f.size * f.price) / PRICE_ONE;
+      rec.filled_size += f.size;
+      rec.filled_usdc += notional;
+      const maker = this.orders.get(f.maker.id);
+      if (maker) {
+        maker.filled_size += f.size;
+        maker.filled_usdc += notional;
+        if (f.maker.remaining === 0n) maker.status = "matched";
+      }
+      this.log(this.fills, { taker_order_id: id, maker_order_id: f.maker.id, token_id: tokenId, price: f.price, size: f.size, usdc: notional, at: now });
+    }
+    if (fills.length) this.lastTrade.set(tokenId, fromUnits(fills[fills.length - 1].price, PRICE_DECIMALS));
+
+    if (remaining === 0n) {
+      rec.status = "matched";
+    } else if (input.order_type === "GTC" || input.order_type === "GTD") {
+      book.add({ id, side, price, size: remaining, expiresAt: expiration });
+      rec.status = "live";
+    } else {
+      // FAK remainder (FOK cannot get here with a remainder).
+      rec.status = rec.filled_size > 0n ? "matched" : "unmatched";
+      this.log(this.cancels, { order_id: id, reason: "killed", remaining, at: now });
+    }
+    return { ok: true, venue_order_id: id, status: rec.status, filled_usdc: fromUnits(rec.filled_usdc) };
+  }
+
+  /** Cancels a resting order. A filled, killed or cancelled order is "done". */
+  cancel(id: string): CancelOutcome {
+    const rec = this.order(id);
+    if (!rec) return { kind: "not_found" };
+    if (rec.status !== "live") return { kind: "done", order: rec };
+    const book = this.books.get(rec.token_id);
+    const resting = book?.remove(id);
+    rec.status = "cancelled";
+    this.log(this.cancels, { order_id: id, reason: "cancel", remaining: resting?.remaining ?? 0n, at: this.now() });
+    return { kind: "cancelled", order: rec };
+  }
+
+  // ------------------------------------------------------------------ Venue port
+
+  async listMarkets(opts?: CallOptions): Promise<Market[]> {
+    checkSignal(opts);
+    return [...this.markets];
+  }
+
+  async getMarketByToken(tokenId: string, opts?: CallOptions): Promise<Market | null> {
+    checkSignal(opts);
+    return this.byToken.get(tokenId)?.market ?? null;
+  }
+
+  async getBook(tokenId: string, opts?: CallOptions): Promise<OrderBook | null> {
+    checkSignal(opts);
+    return this.bookSnapshot(tokenId);
+  }
+
+  async postSignedOrder(req: PostSignedOrder, opts?: CallOptions): Promise<PostResult> {
+    checkSignal(opts);
+    if (typeof req.signature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(req.signature)) {
+      return { ok: false, error: "invalid order signature" };
+    }
+    const owner = req.owner ?? req.venue_auth?.api_key ?? req.order?.signer ?? "";
+    return this.submit({ order: req.order, order_type: req.order_type, expiration: req.expiration, owner });
+  }
+
+  async placeDelegatedOrder(req: PlaceDelegatedOrder, opts?: CallOptions): Promise<PostResult> {
+    checkSignal(opts);
+    if (!validCredentials(req.credentials)) return { ok: false, error: "invalid credentials" };
+    return this.submit({ order: req.order, order_type: req.order_type, expiration: req.expiration, owner: req.credentials.api_key });
+  }
+
+  async cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<CancelResult> {
+    checkSignal(opts);
+    if (req.credentials !== undefined && !validCredentials(req.credentials)) return { ok: false, error: "invalid credentials" };
+    const out = this.cancel(req.venue_order_id);
+    return out.kind === "not_found" ? { ok: false, error: "order not found" } : { ok: true };
+  }
+
+  async getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null> {
+    checkSignal(opts);
+    const rec = this.order(req.venue_order_id);
+    if (!rec) return null;
+    return { venue_order_id: rec.id, status: rec.status, filled_usdc: fromUnits(rec.filled_usdc) };
+  }
+
+  async confirmCredentials(credentials: VenueCredentials, opts?: CallOptions): Promise<boolean> {
+    checkSignal(opts);
+    return validCredentials(credentials);
+  }
+
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {}
+
+  // ------------------------------------------------------------------ internals
+
+  private seed(m: Market, tokenId: string, outcome: string, side: BookSide, price: bigint, size: bigint, book: TokenBook): void {
+    const id = `0x${randomBytes(32).toString("hex")}`;
+    this.orders.set(id, {
+      id,
+      token_id: tokenId,
+      condition_id: m.condition_id,
+      outcome,
+      side,
+      price,
+      original_size: size,
+      filled_size: 0n,
+      filled_usdc: 0n,
+      status: "live",
+      order_type: "GTC",
+      expiration: 0,
+      owner: PAPER_BOOK_OWNER,
+      maker: "0x0000000000000000000000000000000000000000",
+      created_at: this.now(),
+    });
+    book.add({ id, side, price, size });
+  }
+
+  private expire(book: TokenBook, nowMs: number): void {
+    const removed = book.purgeExpired(Math.floor(nowMs / 1000));
+    for (const o of removed) {
+      const rec = this.orders.get(o.id);
+      if (rec && rec.status === "live") rec.status = "cancelled";
+      this.log(this.cancels, { order_id: o.id, reason: "expired", remaining: o.remaining, at: nowMs });
+    }
+  }
+
+  private log<T>(arr: T[], item: T): void {
+    arr.push(item);
+    if (arr.length > MAX_LOG) arr.splice(0, arr.length - MAX_LOG / 2);
+  }
+}
+
+function checkSignal(opts?: CallOptions): void {
+  if (opts?.signal?.aborted) throw new VenueUnavailableError("venue call aborted", { cause: opts.signal.reason });
+}

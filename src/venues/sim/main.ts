@@ -1,0 +1,65 @@
+/**
+ * The venue simulator's command line (CONTRACT 11.3):
+ *
+ *   bun run venue-sim [--port N] [--host 127.0.0.1] [--markets FILE] [--chain-id 137]
+ *
+ * Prints the base URL on stdout (one line) and serves until SIGINT/SIGTERM.
+ */
+
+import { parseArgs } from "node:util";
+import { DEFAULT_MARKETS_FILE, startVenueSim } from "./sim-server.ts";
+
+function fail(msg: string): never {
+  console.error(`venue-sim: ${msg}`);
+  console.error("usage: bun run venue-sim [--port N] [--host HOST] [--markets FILE] [--chain-id N]");
+  process.exit(2);
+}
+
+let values: { port?: string; host?: string; markets?: string; "chain-id"?: string; help?: boolean };
+try {
+  ({ values } = parseArgs({
+    args: Bun.argv.slice(2),
+    options: {
+      port: { type: "string", short: "p" },
+      host: { type: "string" },
+      markets: { type: "string", short: "m" },
+      "chain-id": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+    allowPositionals: false,
+  }));
+} catch (err) {
+  fail((err as Error).message);
+}
+
+if (values.help) {
+  console.log("usage: bun run venue-sim [--port N] [--host HOST] [--markets FILE] [--chain-id N]");
+  process.exit(0);
+}
+
+const port = values.port === undefined ? 8090 : Number(values.port);
+if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be an integer 0..65535, got ${values.port}`);
+const chainId = values["chain-id"] === undefined ? 137 : Number(values["chain-id"]);
+if (!Number.isInteger(chainId) || chainId <= 0) fail(`--chain-id must be a positive integer, got ${values["chain-id"]}`);
+
+let sim: ReturnType<typeof startVenueSim>;
+try {
+  sim = startVenueSim({
+    port,
+    hostname: values.host ?? "127.0.0.1",
+    marketsFile: values.markets ?? DEFAULT_MARKETS_FILE,
+    paper: { chainId },
+  });
+} catch (err) {
+  fail((err as Error).message);
+}
+
+console.log(sim.url);
+
+const shutdown = async () => {
+  await sim.stop();
+  process.exit(0);
+};
+process.on("SIGINT", shutdown);
+process.on("SIGTERM", shutdown);

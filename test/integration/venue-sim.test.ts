@@ -1,0 +1,609 @@
+/**
+ * The venue simulator over real HTTP on 127.0.0.1, driven through the ClobVenue adapter.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { resolve } from "node:path";
+import { toUnits } from "../../src/money/units.ts";
+import { ClobVenue, serializePostOrderBody, VenueRequestError } from "../../src/venues/clob/clob-venue.ts";
+import { buildL2Signature, l2Headers } from "../../src/venues/clob/l2-auth.ts";
+import { orderHash } from "../../src/venues/paper/paper-venue.ts";
+import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
+import { type Market, type OrderMessage, type OrderType, type VenueCredentials, VenueUnavailableError } from "../../src/venues/venue.ts";
+
+const FIXTURE = resolve(import.meta.dir, "../../fixtures/markets.json");
+const ZERO32 = `0x${"00".repeat(32)}` as const;
+const SIG = `0x${"cd".repeat(65)}` as const;
+const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as const;
+const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" as const;
+const CAROL = "0x90F79bf6EB2c4f870365E785982E1f101E93b906" as const;
+
+const secret = (n: number) => Buffer.alloc(32, n).toString("base64url"); // url-safe, unpadded on purpose
+const BOTH: VenueCredentials = { api_key: "key-both", api_secret: secret(1), passphrase: "pp-both", address: ALICE };
+const PLACE_ONLY: VenueCredentials = { api_key: "key-place", api_secret: secret(2), passphrase: "pp-place", address: BOB };
+const CANCEL_ONLY: VenueCredentials = { api_key: "key-cancel", api_secret: secret(3), passphrase: "pp-cancel", address: CAROL };
+
+let sim: VenueSim;
+let venue: ClobVenue;
+let market: Market; // the first market accepting orders (politics, tick 0.01)
+let yes: string;
+let no: string;
+
+let salt = 1000;
+function msg(tokenId: string, signer: `0x${string}`, side: "buy" | "sell", price: string, shares: string): OrderMessage {
+  const p = toUnits(price, 6);
+  const s = toUnits(shares, 6);
+  const usdc = (s * p) / 1_000_000n;
+  salt++;
+  return {
+    salt: String(salt),
+    maker: signer,
+    signer,
+    tokenId,
+    makerAmount: String(side === "buy" ? usdc : s),
+    takerAmount: String(side === "buy" ? s : usdc),
+    side: side === "buy" ? 0 : 1,
+    signatureType: 0,
+    timestamp: String(Date.now() + salt),
+    metadata: ZERO32,
+    builder: ZERO32,
+  };
+}
+
+async function delegated(creds: VenueCredentials, price: string, shares = "10", side: "buy" | "sell" = "buy", order_type: OrderType = "GTC", v = venue) {
+  return v.placeDelegatedOrder({ credentials: creds, client_order_id: `ord_${salt}`, order: msg(yes, creds.address as `0x${string}`, side, price, shares), order_type, expiration: "0" });
+}
+
+async function register(c: VenueCredentials, scopes: string[]) {
+  const res = await fetch(`${sim.url}/_sim/credentials`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ api_key: c.api_key, api_secret: c.api_secret, passphrase: c.passphrase, address: c.address, scopes }),
+  });
+  expect(res.status).toBe(201);
+}
+
+async function faults(f: Record<string, number>) {
+  const res = await fetch(`${sim.url}/_sim/faults`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(f) });
+  expect(res.status).toBe(200);
+}
+
+async function stats(): Promise<{ posts: Record<string, number>; cancels: Record<string, number> }> {
+  return (await fetch(`${sim.url}/_sim/stats`)).json();
+}
+
+beforeAll(async () => {
+  sim = startVenueSim({ port: 0, marketsFile: FIXTURE, marketsPageSize: 4 });
+  venue = new ClobVenue({ baseUrl: sim.url, timeoutMs: 2000 });
+  await register(BOTH, ["order:place", "order:cancel"]);
+  await register(PLACE_ONLY, ["order:place"]);
+  await register(CANCEL_ONLY, ["order:cancel"]);
+  const markets = await venue.listMarkets();
+  market = markets.find((m) => m.accepting_orders && !m.closed && m.tick_size === "0.01")!;
+  yes = market.tokens[0].token_id;
+  no = market.tokens[1].token_id;
+});
+
+afterEach(async () => {
+  const res = await fetch(`${sim.url}/_sim/reset`, { method: "POST" });
+  expect(res.status).toBe(200);
+});
+
+afterAll(async () => {
+  await sim?.stop();
+});
+
+describe("markets and books", () => {
+  test("lists every market across pages, and resolves tokens", async () => {
+    const markets = await venue.listMarkets();
+    expect(markets).toHaveLength(6); // page size 4: two pages
+    expect(new Set(markets.map((m) => m.category))).toEqual(new Set(["politics", "sports", "crypto", "economics"]));
+    expect(markets.filter((m) => m.neg_risk)).toHaveLength(1);
+    expect(markets.find((m) => m.tick_size === "0.001")).toBeDefined();
+    expect(market.min_order_size).toBe("5");
+
+    const fresh = new ClobVenue({ baseUrl: sim.url }); // no listing: goes through /markets-by-token
+    const m = await fresh.getMarketByToken(no);
+    expect(m).toEqual(market);
+    // The wire round trip keeps every field of the markets file.
+    expect(m).toEqual({ ...sim.state.venue.marketForToken(no)!, tokens: [...sim.state.venue.marketForToken(no)!.tokens] });
+    expect(await fresh.getMarketByToken("12345")).toBeNull();
+    expect(await venue.getMarketByToken("12345")).toBeNull();
+  });
+
+  test("books come back best first, equal to the engine's", async () => {
+    const book = (await venue.getBook(yes))!;
+    const engine = sim.state.venue.fullBook(yes)!;
+    expect(book.bids).toEqual([...engine.bids]);
+    expect(book.asks).toEqual([...engine.asks]);
+    for (let i = 1; i < book.bids.length; i++) expect(Number(book.bids[i - 1].price)).toBeGreaterThan(Number(book.bids[i].price));
+    for (let i = 1; i < book.asks.length; i++) expect(Number(book.asks[i - 1].price)).toBeLessThan(Number(book.asks[i].price));
+    expect(Math.abs(book.timestamp_ms - Date.now())).toBeLessThan(5000);
+    expect(book.last_trade_price).not.toBeNull();
+    expect(await venue.getBook("12345")).toBeNull();
+  });
+
+  test("ping", async () => {
+    expect(await venue.ping()).toBe(true);
+    expect(await new ClobVenue({ baseUrl: "http://127.0.0.1:1", timeoutMs: 500 }).ping()).toBe(false);
+  });
+});
+
+describe("credentials", () => {
+  test("confirmCredentials is true for a registered key and false otherwise", async () => {
+    expect(await venue.confirmCredentials(BOTH)).toBe(true);
+    expect(await venue.confirmCredentials(PLACE_ONLY)).toBe(true);
+    expect(await venue.confirmCredentials({ ...BOTH, api_secret: secret(9) })).toBe(false);
+    expect(await venue.confirmCredentials({ ...BOTH, passphrase: "wrong" })).toBe(false);
+    expect(await venue.confirmCredentials({ ...BOTH, api_key: "unknown" })).toBe(false);
+    expect(await venue.confirmCredentials({ ...BOTH, api_key: "" })).toBe(false);
+  });
+
+  test("a bad or missing HMAC is refused with 401", async () => {
+    const body = serializePostOrderBody({ order: msg(yes, ALICE, "buy", "0.40", "10"), signature: "", order_type: "GTC", expiration: "0", owner: BOTH.api_key });
+    const headers = { ...l2Headers(BOTH, { method: "POST", path: "/order", body }), "Content-Type": "application/json" };
+    const tampered = await fetch(`${sim.url}/order`, { method: "POST", headers, body: body.replace('"GTC"', '"GTD"') });
+    expect(tampered.status).toBe(401);
+    expect((await tampered.json()).error).toContain("Unauthorized");
+    const missing = await fetch(`${sim.url}/order`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
+    expect(missing.status).toBe(401);
+    const wrongKey = await venue.placeDelegatedOrder({
+      credentials: { ...BOTH, api_secret: secret(7) },
+      client_order_id: "ord_x",
+      order: msg(yes, ALICE, "buy", "0.40", "10"),
+      order_type: "GTC",
+      expiration: "0",
+    });
+    expect(wrongKey.ok).toBe(false);
+    expect(!wrongKey.ok && wrongKey.error).toContain("Unauthorized");
+    // The untampered request is accepted.
+    const good = await fetch(`${sim.url}/order`, { method: "POST", headers, body });
+    expect(good.status).toBe(200);
+    const answer = await good.json();
+    expect(answer).toMatchObject({ success: true, errorMsg: "", status: "live" });
+    expect(await venue.cancelOrder({ venue_order_id: answer.orderID, credentials: BOTH })).toEqual({ ok: true });
+  });
+});
+
+describe("orders", () => {
+  test("a delegated order is placed, read and cancelled; a second cancel is done", async () => {
+    const placed = await delegated(BOTH, "0.40");
+    expect(placed).toMatchObject({ ok: true, status: "live", filled_usdc: "0" });
+    if (!placed.ok) throw new Error(placed.error);
+    const id = placed.venue_order_id;
+    expect(id).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await venue.getOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ venue_order_id: id, status: "live", filled_usdc: "0" });
+    expect((await venue.getBook(yes))!.bids.find((l) => l.price === "0.4")).toEqual({ price: "0.4", size: "10" });
+
+    expect(await venue.cancelOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ ok: true });
+    expect(await venue.getOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ venue_order_id: id, status: "cancelled", filled_usdc: "0" });
+    expect((await venue.getBook(yes))!.bids.find((l) => l.price === "0.4")).toBeUndefined();
+    expect(await venue.cancelOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ ok: true });
+
+    expect(await stats()).toEqual({ posts: { [id]: 1 }, cancels: { [id]: 2 } });
+  });
+
+  test("a marketable delegated order fills and reports the filled notional", async () => {
+    const book = (await venue.getBook(yes))!;
+    const best = book.asks[0];
+    const r = await delegated(BOTH, best.price, "5", "buy", "FAK");
+    expect(r).toMatchObject({ ok: true, status: "matched" });
+    const expected = (toUnits(best.price, 6) * 5n).toString();
+    expect(r.ok && toUnits(r.filled_usdc!, 6).toString()).toBe(expected);
+    if (r.ok) expect((await venue.getOrder({ venue_order_id: r.venue_order_id, credentials: BOTH }))!.status).toBe("matched");
+    // Cancelling a matched order counts as done.
+    if (r.ok) expect(await venue.cancelOrder({ venue_order_id: r.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+  });
+
+  test("a signed order is posted with pass-through venue_auth over the documented body", async () => {
+    const order = msg(yes, ALICE, "buy", "0.41", "12");
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const body = serializePostOrderBody({ order, signature: SIG, order_type: "GTC", expiration: "0", owner: BOTH.api_key });
+    const signature = buildL2Signature({ secret: BOTH.api_secret, timestamp, method: "POST", path: "/order", body });
+    const r = await venue.postSignedOrder({
+      order,
+      signature: SIG,
+      order_type: "GTC",
+      expiration: "0",
+      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
+    });
+    expect(r).toMatchObject({ ok: true, status: "live" });
+    expect(r.ok && r.venue_order_id).toBe(orderHash(order, { chainId: 137, negRisk: market.neg_risk }));
+
+    // The same order again is refused with HTTP 200 success:false.
+    const again = await venue.postSignedOrder({
+      order,
+      signature: SIG,
+      order_type: "GTC",
+      expiration: "0",
+      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
+    });
+    expect(again).toEqual({ ok: false, error: "order already exists" });
+
+    // A signature computed over another body is refused.
+    const other = await venue.postSignedOrder({
+      order: msg(yes, ALICE, "buy", "0.41", "12"),
+      signature: SIG,
+      order_type: "GTC",
+      expiration: "0",
+      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
+    });
+    expect(other.ok).toBe(false);
+  });
+
+  test("venue refusals come back as ok:false", async () => {
+    const offTick = await venue.placeDelegatedOrder({
+      credentials: BOTH,
+      client_order_id: "ord_t",
+      order: msg(yes, ALICE, "buy", "0.405", "10"),
+      order_type: "GTC",
+      expiration: "0",
+    });
+    expect(offTick.ok).toBe(false);
+    expect(!offTick.ok && offTick.error).toContain("tick size");
+    const wrongSigner = await venue.placeDelegatedOrder({
+      credentials: BOTH,
+      client_order_id: "ord_s",
+      order: msg(yes, BOB, "buy", "0.40", "10"),
+      order_type: "GTC",
+      expiration: "0",
+    });
+    expect(!wrongSigner.ok && wrongSigner.error).toContain("signer");
+  });
+
+  test("scopes: a place-only key cannot cancel; a cancel-only key cannot place; keys cancel only their own orders", async () => {
+    const placed = await delegated(PLACE_ONLY, "0.39");
+    expect(placed.ok).toBe(true);
+    if (!placed.ok) return;
+    const refused = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: PLACE_ONLY });
+    expect(refused.ok).toBe(false);
+    expect(!refused.ok && refused.error).toContain("order:cancel");
+    const notOwner = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(notOwner).toEqual({ ok: false, error: "not the owner of the order" });
+    expect((await venue.getOrder({ venue_order_id: placed.venue_order_id, credentials: PLACE_ONLY }))!.status).toBe("live");
+
+    const noPlace = await delegated(CANCEL_ONLY, "0.39");
+    expect(noPlace.ok).toBe(false);
+    expect(!noPlace.ok && noPlace.error).toContain("order:place");
+
+    expect(await venue.cancelOrder({ venue_order_id: "0x" + "ee".repeat(32), credentials: BOTH })).toEqual({ ok: false, error: "order not found" });
+  });
+
+  test("batch cancel", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await delegated(BOTH, "0.3" + i);
+      if (!r.ok) throw new Error(r.error);
+      ids.push(r.venue_order_id);
+    }
+    await venue.cancelOrder({ venue_order_id: ids[0], credentials: BOTH });
+    const out = await venue.cancelOrders({ venue_order_ids: [...ids, "0xabc"], credentials: BOTH });
+    expect(out).toEqual({ [ids[0]]: { ok: true }, [ids[1]]: { ok: true }, [ids[2]]: { ok: true }, "0xabc": { ok: false, error: "order not found" } });
+  });
+});
+
+describe("faults", () => {
+  test("error_ratio 1: posts fail with the venue's error and are counted", async () => {
+    await faults({ error_ratio: 1 });
+    const order = msg(yes, ALICE, "buy", "0.40", "10");
+    const r = await venue.placeDelegatedOrder({ credentials: BOTH, client_order_id: "ord_e", order, order_type: "GTC", expiration: "0" });
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toContain("simulated fault");
+    const id = orderHash(order, { chainId: 137, negRisk: market.neg_risk });
+    expect((await stats()).posts).toEqual({ [id]: 1 });
+    expect(sim.state.venue.order(id)).toBeUndefined(); // never placed
+  });
+
+  test("latency beyond the client timeout throws VenueUnavailableError", async () => {
+    await faults({ latency_ms: 1500 });
+    const quick = new ClobVenue({ baseUrl: sim.url, timeoutMs: 200 });
+    const t0 = performance.now();
+    const err = await quick.getBook(yes).catch((e) => e);
+    expect(err).toBeInstanceOf(VenueUnavailableError);
+    expect(String(err.message)).toContain("no answer within 200 ms");
+    expect(performance.now() - t0).toBeLessThan(1200);
+    const post = await delegated(BOTH, "0.40", "10", "buy", "GTC", quick).catch((e) => e);
+    expect(post).toBeInstanceOf(VenueUnavailableError);
+  });
+
+  test("a hung cancel is aborted promptly by the caller's signal", async () => {
+    const placed = await delegated(BOTH, "0.38");
+    if (!placed.ok) throw new Error(placed.error);
+    await faults({ cancel_hang_ratio: 1 });
+    const patient = new ClobVenue({ baseUrl: sim.url, timeoutMs: 30_000 });
+    const t0 = performance.now();
+    const err = await patient
+      .cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH }, { signal: AbortSignal.timeout(150) })
+      .catch((e) => e);
+    const elapsed = performance.now() - t0;
+    expect(err).toBeInstanceOf(VenueUnavailableError);
+    expect(String(err.message)).toContain("aborted by the caller");
+    expect(elapsed).toBeLessThan(1000);
+    expect((await stats()).cancels).toEqual({ [placed.venue_order_id]: 1 });
+    // The held request is released once the client went away; the order was not cancelled.
+    for (let i = 0; i < 50 && sim.state.hanging > 0; i++) await Bun.sleep(10);
+    expect(sim.state.hanging).toBe(0);
+    expect((await venue.getOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH }))!.status).toBe("live");
+    await faults({ cancel_hang_ratio: 0 });
+    expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+  });
+
+  test("fault settings are validated and reset", async () => {
+    const bad = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ error_ratio: 2 }) });
+    expect(bad.status).toBe(400);
+    const unknown = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ jitter: 1 }) });
+    expect(unknown.status).toBe(400);
+    await faults({ latency_ms: 5, cancel_latency_ms: 7 });
+    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ latency_ms: 5, cancel_latency_ms: 7, cancel_hang_ratio: 0, error_ratio: 0 });
+    await fetch(`${sim.url}/_sim/reset`, { method: "POST" });
+    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0 });
+  });
+});
+
+describe("load", () => {
+  test("1,000 open orders, then 64 concurrent cancels with cancel latency", async () => {
+    const before = sim.state.venue.restingCount();
+    const ids: string[] = [];
+    const prices = ["0.30", "0.31", "0.32", "0.33", "0.34", "0.35", "0.36", "0.37"];
+    const batch = 100;
+    for (let i = 0; i < 1000; i += batch) {
+      const rs = await Promise.all(
+        Array.from({ length: batch }, (_, j) => delegated(BOTH, prices[(i + j) % prices.length], "5")),
+      );
+      for (const r of rs) {
+        if (!r.ok) throw new Error(r.error);
+        ids.push(r.venue_order_id);
+      }
+    }
+    expect(new Set(ids).size).toBe(1000);
+    expect(sim.state.venue.restingCount()).toBe(before + 1000);
+
+    await faults({ cancel_latency_ms: 50 });
+    const t0 = performance.now();
+    const results = await Promise.all(ids.slice(0, 64).map((id) => venue.cancelOrder({ venue_order_id: id, credentials: BOTH })));
+    const elapsed = performance.now() - t0;
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(elapsed).toBeLessThan(1500); // concurrent: ~one cancel latency, not 64 of them
+    expect(sim.state.venue.restingCount()).toBe(before + 936);
+    const s = await stats();
+    expect(Object.keys(s.cancels)).toHaveLength(64);
+    expect(Object.values(s.cancels).every((n) => n === 1)).toBe(true);
+
+    // Clean up the rest so the book is as the fixture left it.
+    const rest = await venue.cancelOrders({ venue_order_ids: ids.slice(64), credentials: BOTH });
+    expect(Object.values(rest).every((r) => r.ok)).toBe(true);
+    expect(sim.state.venue.restingCount()).toBe(before);
+  });
+});
+
+describe("lifecycle", () => {
+  test("stop() returns promptly while a cancel is held open", async () => {
+    const other = startVenueSim({ port: 0, marketsFile: FIXTURE });
+    const c = { api_key: "k", api_secret: secret(4), passphrase: "p", address: ALICE };
+    await fetch(`${other.url}/_sim/credentials`, { method: "POST", body: JSON.stringify({ ...c, scopes: ["order:place", "order:cancel"] }) });
+    const v = new ClobVenue({ baseUrl: other.url, timeoutMs: 20_000 });
+    const placed = await delegated(c, "0.40", "10", "buy", "GTC", v);
+    if (!placed.ok) throw new Error(placed.error);
+    await fetch(`${other.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ cancel_hang_ratio: 1 }) });
+    const pending = v.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: c }).then(
+      (r) => ({ r }),
+      (e) => ({ e }),
+    );
+    for (let i = 0; i < 100 && other.state.hanging === 0; i++) await Bun.sleep(5);
+    expect(other.state.hanging).toBe(1);
+    const t0 = performance.now();
+    await other.stop();
+    expect(performance.now() - t0).toBeLessThan(1000);
+    const outcome = (await pending) as { r?: unknown; e?: unknown };
+    // Either the 503 release or the closed connection: never a confirmed cancel.
+    if ("r" in outcome) expect(outcome.r).not.toEqual({ ok: true });
+    else expect(outcome.e).toBeInstanceOf(VenueUnavailableError);
+  });
+});
+
+describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
+  type Seen = { url: string; method: string; headers: Record<string, string>; body?: string };
+  const stub = (answer: (req: Seen) => Response | Promise<Response>) => {
+    const seen: Seen[] = [];
+    const f = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const req: Seen = {
+        url: String(input),
+        method: init?.method ?? "GET",
+        headers: Object.fromEntries(new Headers(init?.headers).entries()),
+        body: typeof init?.body === "string" ? init.body : undefined,
+      };
+      seen.push(req);
+      return answer(req);
+    }) as typeof fetch;
+    return { venue: new ClobVenue({ baseUrl: "https://clob.example/", fetch: f }), seen };
+  };
+  const j = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+  const order: OrderMessage = {
+    salt: "479249096354",
+    maker: ALICE,
+    signer: ALICE,
+    tokenId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+    makerAmount: "5200000",
+    takerAmount: "10000000",
+    side: 0,
+    signatureType: 0,
+    timestamp: "1713398400000",
+    metadata: ZERO32,
+    builder: ZERO32,
+  };
+
+  test("the POST /order body is the documented serialization and venue_auth passes through", async () => {
+    const { venue: v, seen } = stub(() => j({ success: true, errorMsg: "", orderID: "0xabc", status: "live", makingAmount: "0", takingAmount: "0" }));
+    const auth = { address: ALICE, api_key: "uuid-key", passphrase: "pp", timestamp: "1713398400", signature: "c2ln" };
+    const r = await v.postSignedOrder({ order, signature: SIG, order_type: "GTC", expiration: "0", venue_auth: auth });
+    expect(r).toEqual({ ok: true, venue_order_id: "0xabc", status: "live", filled_usdc: "0" });
+    expect(seen[0].url).toBe("https://clob.example/order");
+    expect(seen[0].method).toBe("POST");
+    expect(seen[0].body).toBe(
+      `{"order":{"salt":479249096354,"maker":"${ALICE}","signer":"${ALICE}","tokenId":"${order.tokenId}","makerAmount":"5200000",` +
+        `"takerAmount":"10000000","side":"BUY","expiration":"0","signatureType":0,"timestamp":"1713398400000","metadata":"${ZERO32}",` +
+        `"builder":"${ZERO32}","signature":"${SIG}"},"owner":"uuid-key","orderType":"GTC","deferExec":false,"postOnly":false}`,
+    );
+    expect(seen[0].body).toBe(serializePostOrderBody({ order, signature: SIG, order_type: "GTC", expiration: "0", owner: "uuid-key" }));
+    expect(seen[0].headers).toMatchObject({
+      poly_address: ALICE,
+      poly_api_key: "uuid-key",
+      poly_passphrase: "pp",
+      poly_timestamp: "1713398400",
+      poly_signature: "c2ln",
+      "content-type": "application/json",
+    });
+  });
+
+  test("delegated orders are signed here with L2 headers over the exact body", async () => {
+    const { venue: v, seen } = stub(() => j({ success: true, errorMsg: "", orderID: "0xdef", status: "matched", makingAmount: "5.2", takingAmount: "10" }));
+    const r = await v.placeDelegatedOrder({ credentials: BOTH, client_order_id: "ord_1", order, order_type: "FOK", expiration: "0" });
+    expect(r).toEqual({ ok: true, venue_order_id: "0xdef", status: "matched", filled_usdc: "5.2" });
+    const h = seen[0].headers;
+    expect(JSON.parse(seen[0].body!).order.signature).toBe("");
+    expect(h.poly_signature).toBe(buildL2Signature({ secret: BOTH.api_secret, timestamp: h.poly_timestamp, method: "POST", path: "/order", body: seen[0].body }));
+    expect(h.poly_api_key).toBe(BOTH.api_key);
+  });
+
+  test("both failure shapes are refusals; gateway errors and non-JSON 5xx are unavailability", async () => {
+    const answers = [
+      j({ success: false, errorMsg: "not enough balance / allowance", orderID: "", status: "" }),
+      j({ error: "invalid order payload" }, 400),
+      j({ error: "Internal error" }, 500),
+    ];
+    let i = 0;
+    const { venue: v } = stub(() => answers[i++]);
+    const post = () => v.postSignedOrder({ order, signature: SIG, order_type: "GTC", expiration: "0" });
+    expect(await post()).toEqual({ ok: false, error: "not enough balance / allowance" });
+    expect(await post()).toEqual({ ok: false, error: "invalid order payload" });
+    expect(await post()).toEqual({ ok: false, error: "Internal error" });
+    for (const res of [new Response("upstream", { status: 502 }), j({ error: "busy" }, 503), new Response("<html>oops</html>", { status: 500 })]) {
+      const { venue: w } = stub(() => res);
+      await expect(w.postSignedOrder({ order, signature: SIG, order_type: "GTC", expiration: "0" })).rejects.toBeInstanceOf(VenueUnavailableError);
+    }
+    const { venue: down } = stub(() => {
+      throw new TypeError("Unable to connect");
+    });
+    const err = await down.getBook("1").catch((e) => e);
+    expect(err).toBeInstanceOf(VenueUnavailableError);
+    expect(err.message).toContain("connection failed");
+  });
+
+  test("cancel answers: canceled, already canceled or matched (any case), other reasons", async () => {
+    const answers = [
+      j({ canceled: ["0x1"], not_canceled: {} }),
+      j({ canceled: [], not_canceled: { "0x1": "Order can't be found - Already Canceled or Matched" } }),
+      j({ canceled: [], not_canceled: { "0x1": "matched orders can't be canceled" } }),
+      j({ canceled: [], not_canceled: { "0x1": "order is in cancel-only market" } }),
+      j({ canceled: [], not_canceled: {} }),
+      j({ error: "Unauthorized/Invalid api key" }, 401),
+    ];
+    let i = 0;
+    const { venue: v, seen } = stub(() => answers[i++]);
+    const cancel = () => v.cancelOrder({ venue_order_id: "0x1", credentials: BOTH });
+    expect(await cancel()).toEqual({ ok: true });
+    expect(await cancel()).toEqual({ ok: true });
+    expect(await cancel()).toEqual({ ok: true });
+    expect(await cancel()).toEqual({ ok: false, error: "order is in cancel-only market" });
+    expect(await cancel()).toEqual({ ok: false, error: "the venue did not confirm the cancellation" });
+    expect(await cancel()).toEqual({ ok: false, error: "Unauthorized/Invalid api key" });
+    expect(seen[0].method).toBe("DELETE");
+    expect(seen[0].body).toBe('{"orderID":"0x1"}');
+    expect(seen[0].headers.poly_signature).toBe(
+      buildL2Signature({ secret: BOTH.api_secret, timestamp: seen[0].headers.poly_timestamp, method: "DELETE", path: "/order", body: '{"orderID":"0x1"}' }),
+    );
+  });
+
+  test("books listed worst first are normalized best first", async () => {
+    const { venue: v, seen } = stub(() =>
+      j({
+        market: "0xc",
+        asset_id: "7",
+        timestamp: "1713398400123",
+        hash: "h",
+        bids: [
+          { price: "0.01", size: "100" },
+          { price: "0.47", size: "20" },
+          { price: "0.48", size: "10" },
+        ],
+        asks: [
+          { price: "0.99", size: "100" },
+          { price: "0.53", size: "30" },
+          { price: "0.52", size: "15" },
+        ],
+        min_order_size: "5",
+        tick_size: "0.01",
+        neg_risk: false,
+        last_trade_price: "0.500",
+      }),
+    );
+    expect(await v.getBook("7")).toEqual({
+      token_id: "7",
+      bids: [
+        { price: "0.48", size: "10" },
+        { price: "0.47", size: "20" },
+        { price: "0.01", size: "100" },
+      ],
+      asks: [
+        { price: "0.52", size: "15" },
+        { price: "0.53", size: "30" },
+        { price: "0.99", size: "100" },
+      ],
+      last_trade_price: "0.500",
+      timestamp_ms: 1713398400123,
+    });
+    expect(seen[0].url).toBe("https://clob.example/book?token_id=7");
+  });
+
+  test("orders read back with Polymarket statuses and decimal sizes; unexpected 4xx throws", async () => {
+    const answers = [
+      j({ id: "0x1", status: "ORDER_STATUS_LIVE", side: "BUY", original_size: "100.0000", size_matched: "25.0000", price: "0.5000" }),
+      j({ id: "0x1", status: "CANCELED", side: "BUY", original_size: "100", size_matched: "0", price: "0.5" }),
+      j({ error: "not found" }, 404),
+      j({ error: "Unauthorized/Invalid api key" }, 401),
+    ];
+    let i = 0;
+    const { venue: v, seen } = stub(() => answers[i++]);
+    expect(await v.getOrder({ venue_order_id: "0x1", credentials: BOTH })).toEqual({ venue_order_id: "0x1", status: "live", filled_usdc: "12.5" });
+    expect(await v.getOrder({ venue_order_id: "0x1", credentials: BOTH })).toEqual({ venue_order_id: "0x1", status: "cancelled", filled_usdc: "0" });
+    expect(await v.getOrder({ venue_order_id: "0x1", credentials: BOTH })).toBeNull();
+    await expect(v.getOrder({ venue_order_id: "0x1", credentials: BOTH })).rejects.toBeInstanceOf(VenueRequestError);
+    expect(seen[0].url).toBe("https://clob.example/data/order/0x1");
+    expect(seen[0].headers.poly_api_key).toBe(BOTH.api_key);
+  });
+
+  test("markets are read page by page until next_cursor LTE=", async () => {
+    const page = (cid: string, token: string, next: string) =>
+      j({
+        limit: 1,
+        count: 1,
+        next_cursor: next,
+        data: [
+          {
+            condition_id: cid,
+            question: "Q?",
+            end_date_iso: "2028-01-01T00:00:00Z",
+            active: true,
+            closed: false,
+            accepting_orders: true,
+            neg_risk: false,
+            minimum_order_size: 5,
+            minimum_tick_size: 0.001,
+            tags: ["All", "Crypto"],
+            tokens: [{ token_id: token, outcome: "Yes", price: 0.5 }],
+          },
+        ],
+      });
+    const { venue: v, seen } = stub((req) => (req.url.endsWith("MA%3D%3D") ? page("0xa", "1", "MQ==") : page("0xb", "2", "LTE=")));
+    const markets = await v.listMarkets();
+    expect(markets.map((m) => [m.condition_id, m.category, m.tick_size, m.min_order_size])).toEqual([
+      ["0xa", "crypto", "0.001", "5"],
+      ["0xb", "crypto", "0.001", "5"],
+    ]);
+    expect(seen.map((s) => s.url)).toEqual(["https://clob.example/markets?next_cursor=MA%3D%3D", "https://clob.example/markets?next_cursor=MQ%3D%3D"]);
+    // Cached: token lookups and a second listing make no more requests.
+    expect((await v.getMarketByToken("2"))?.condition_id).toBe("0xb");
+    expect(await v.getMarketByToken("3")).toBeNull();
+    await v.listMarkets();
+    expect(seen).toHaveLength(2);
+  });
+});

@@ -1,0 +1,165 @@
+import { describe, expect, test } from "bun:test";
+import { bytesToHex, getAddress, hashDomain, hashStruct, hashTypedData } from "viem";
+import { orderDomainSeparator, orderHash, orderStructHash } from "../../src/eip712/order-hash.ts";
+import {
+  EXCHANGE_V2,
+  NEG_RISK_EXCHANGE_V2,
+  ZERO_BYTES32,
+  buildUnsignedOrder,
+  randomSalt,
+} from "../../src/eip712/order-typed-data.ts";
+import type { OrderMessage } from "../../src/venues/venue.ts";
+
+const VECTOR: OrderMessage = {
+  salt: "123456789",
+  maker: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+  signer: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
+  tokenId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+  makerAmount: "100000000",
+  takerAmount: "50000000",
+  side: 0,
+  signatureType: 0,
+  timestamp: "1713398400000",
+  metadata: ZERO_BYTES32,
+  builder: ZERO_BYTES32,
+};
+const VECTOR_HASH = "0x32961c48ddac87ed3582f8e02097cd0eff4fcf80460306bd44b3710438dfa64c";
+
+const randomBytes = (n: number) => crypto.getRandomValues(new Uint8Array(n));
+const randomUint = (bytes: number) => BigInt(bytesToHex(randomBytes(bytes))).toString();
+const randomInt = (max: number) => Math.floor(Math.random() * max);
+
+function randomMessage(): OrderMessage {
+  const maker = getAddress(bytesToHex(randomBytes(20)));
+  const lower = Math.random() < 0.3;
+  return {
+    salt: randomSalt(),
+    maker: lower ? (maker.toLowerCase() as `0x${string}`) : maker,
+    signer: Math.random() < 0.5 ? maker : getAddress(bytesToHex(randomBytes(20))),
+    tokenId: randomUint(1 + randomInt(32)),
+    makerAmount: randomUint(1 + randomInt(8)),
+    takerAmount: randomUint(1 + randomInt(8)),
+    side: (randomInt(2) as 0 | 1),
+    signatureType: randomInt(3),
+    timestamp: String(1_700_000_000_000 + randomInt(1e11)),
+    metadata: Math.random() < 0.5 ? ZERO_BYTES32 : bytesToHex(randomBytes(32)),
+    builder: bytesToHex(randomBytes(32)),
+  };
+}
+
+describe("orderHash", () => {
+  test("contract vector", () => {
+    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR })).toBe(VECTOR_HASH);
+    expect(hashTypedData(buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR }))).toBe(VECTOR_HASH);
+  });
+
+  test("depends on the exchange and the chain", () => {
+    const negRisk = orderHash({ chainId: 137, negRisk: true, message: VECTOR });
+    const amoy = orderHash({ chainId: 80002, negRisk: false, message: VECTOR });
+    expect(negRisk).not.toBe(VECTOR_HASH);
+    expect(amoy).not.toBe(VECTOR_HASH);
+    expect(amoy).not.toBe(negRisk);
+    // The cache keeps answers per chain and exchange, in any order of calls.
+    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR })).toBe(VECTOR_HASH);
+  });
+
+  test("equals viem's hashTypedData on random orders (chains 137 and 80002, both exchanges)", () => {
+    for (let i = 0; i < 400; i++) {
+      const chainId = [137, 80002, 1 + randomInt(1_000_000)][i % 3];
+      const negRisk = i % 2 === 1;
+      const message = randomMessage();
+      const unsigned = buildUnsignedOrder({ chainId, negRisk, message });
+      expect(unsigned.domain.verifyingContract).toBe(negRisk ? NEG_RISK_EXCHANGE_V2 : EXCHANGE_V2);
+      expect(orderHash({ chainId, negRisk, message })).toBe(hashTypedData(unsigned));
+    }
+  });
+
+  test("extreme field values equal viem's", () => {
+    const max = ((1n << 256n) - 1n).toString();
+    const message: OrderMessage = {
+      ...VECTOR,
+      salt: "0",
+      tokenId: max,
+      makerAmount: max,
+      takerAmount: "0",
+      side: 1,
+      signatureType: 255,
+      timestamp: max,
+      metadata: `0x${"ff".repeat(32)}`,
+      builder: `0x${"AB".repeat(32)}`,
+    };
+    const unsigned = buildUnsignedOrder({ chainId: 80002, negRisk: true, message });
+    expect(orderHash({ chainId: 80002, negRisk: true, message })).toBe(hashTypedData(unsigned));
+  });
+
+  test("parts equal viem's domain separator and struct hash", () => {
+    const unsigned = buildUnsignedOrder({ chainId: 80002, negRisk: true, message: VECTOR });
+    expect(orderDomainSeparator(80002, true)).toBe(hashDomain({ domain: unsigned.domain, types: unsigned.types }));
+    expect(orderStructHash(VECTOR)).toBe(hashStruct({ data: unsigned.message, primaryType: "Order", types: unsigned.types }));
+  });
+
+  test("rejects malformed fields instead of hashing them", () => {
+    const bad: Array<Partial<Record<keyof OrderMessage, unknown>>> = [
+      { salt: "-1" },
+      { salt: "1.5" },
+      { salt: "0x10" },
+      { tokenId: (1n << 256n).toString() },
+      { maker: "0x1234" },
+      { signer: "f39Fd6e51aad88F6F4ce6aB8827279cffFb92266" },
+      { side: 256 },
+      { side: -1 },
+      { signatureType: 1.5 },
+      { metadata: "0x00" },
+      { builder: `0x${"zz".repeat(32)}` },
+    ];
+    for (const patch of bad) {
+      const message = { ...VECTOR, ...patch } as OrderMessage;
+      expect(() => orderHash({ chainId: 137, negRisk: false, message })).toThrow();
+    }
+    expect(() => orderHash({ chainId: 0, negRisk: false, message: VECTOR })).toThrow();
+    // A failed call leaves no state behind.
+    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR })).toBe(VECTOR_HASH);
+  });
+});
+
+describe("buildUnsignedOrder and randomSalt", () => {
+  test("the typed data has the contract's shape", () => {
+    const unsigned = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR });
+    expect(unsigned.primaryType).toBe("Order");
+    expect(unsigned.domain).toEqual({
+      name: "Polymarket CTF Exchange",
+      version: "2",
+      chainId: 137,
+      verifyingContract: EXCHANGE_V2,
+    });
+    const typeString = `Order(${unsigned.types.Order.map((f) => `${f.type} ${f.name}`).join(",")})`;
+    expect(typeString).toBe(
+      "Order(uint256 salt,address maker,address signer,uint256 tokenId,uint256 makerAmount,uint256 takerAmount,uint8 side,uint8 signatureType,uint256 timestamp,bytes32 metadata,bytes32 builder)",
+    );
+    expect(unsigned.types.EIP712Domain.map((f) => `${f.type} ${f.name}`)).toEqual([
+      "string name",
+      "string version",
+      "uint256 chainId",
+      "address verifyingContract",
+    ]);
+    // JSON round trip keeps it intact: strings for uint256, numbers for uint8.
+    const json = JSON.parse(JSON.stringify(unsigned));
+    expect(json).toEqual(unsigned);
+    expect(typeof json.message.salt).toBe("string");
+    expect(typeof json.message.side).toBe("number");
+    expect(hashTypedData(json)).toBe(VECTOR_HASH);
+  });
+
+  test("randomSalt is a decimal integer in [1, 2^53 − 1] and varies", () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 2000; i++) {
+      const salt = randomSalt();
+      expect(salt).toMatch(/^[1-9]\d*$/);
+      const n = Number(salt);
+      expect(Number.isSafeInteger(n)).toBe(true);
+      expect(n >= 1 && n <= Number.MAX_SAFE_INTEGER).toBe(true);
+      seen.add(salt);
+    }
+    expect(seen.size).toBeGreaterThan(1990);
+  });
+});
