@@ -199,12 +199,7 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     return this.mailbox.send(() => {
       const now = this.clock.now();
       const day = utcDay(now);
-      const breaker = this.currentBreaker(now);
-      const verdict = req.evaluate({
-        breaker: { tripped: breaker.state === "tripped", reason: breaker.reason },
-        daily_used_usdc_units: this.daily.get(day) ?? 0n,
-        market_exposure_usdc_units: this.exposure.get(req.order.conditionId) ?? 0n,
-      });
+      const verdict = req.evaluate(this.riskState(now, req.order.conditionId));
       if (!verdict.approved) return { verdict, approved: false as const };
       const order: TrackedOrder = { ...req.order, tradingDay: day, filledUnits: 0n };
       this.track(order);
@@ -247,6 +242,11 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     });
   }
 
+  /** Whether a venue call for this order is in flight in this process. */
+  isInflight(orderId: string): boolean {
+    return this.inflight.has(orderId);
+  }
+
   /** The finisher of a delegated order's placement, opened by reserve(). */
   finishPlacement(orderId: string): ((outcome: VenueOutcome) => Promise<void>) | undefined {
     return this.finishers.get(orderId);
@@ -257,6 +257,38 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     return this.mailbox.send(() => {
       this.apply(orderId, patch);
     });
+  }
+
+  /**
+   * Changes an order only if the actor has it in one of `from`: the guard for
+   * client cancels and expiry racing a submission. Returns whether it changed.
+   */
+  transitionIf(orderId: string, from: OrderStatus[], patch: Partial<Pick<TrackedOrder, "status" | "venueOrderId" | "filledUnits">>): Promise<boolean> {
+    return this.mailbox.send(() => {
+      const o = this.active.get(orderId);
+      if (!o || !from.includes(o.status)) return false;
+      this.apply(orderId, patch);
+      return true;
+    });
+  }
+
+  /** Runs the risk evaluation against the current state without reserving anything (dry run). */
+  evaluateOnly<V>(conditionId: string, evaluate: (state: RiskState) => V): Promise<V> {
+    return this.mailbox.send(() => evaluate(this.riskState(this.clock.now(), conditionId)));
+  }
+
+  private riskState(now: number, conditionId: string): RiskState {
+    const breaker = this.currentBreaker(now);
+    return {
+      breaker: { tripped: breaker.state === "tripped", reason: breaker.reason },
+      daily_used_usdc_units: this.daily.get(utcDay(now)) ?? 0n,
+      market_exposure_usdc_units: this.exposure.get(conditionId) ?? 0n,
+    };
+  }
+
+  /** The limits in force; read inside a mailbox message for a consistent view. */
+  currentLimits(): L {
+    return this.limits;
   }
 
   /** Counts a venue error or success toward the venue-errors breaker. */

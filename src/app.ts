@@ -16,6 +16,14 @@ import { AgentService } from "./modules/agents/service.ts";
 import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { ApiKeyService } from "./modules/api-keys/service.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { marketsModule } from "./modules/markets/index.ts";
+import { killModule } from "./modules/kill/index.ts";
+import { KillService } from "./modules/kill/service.ts";
+import { ordersModule } from "./modules/orders/index.ts";
+import { type CredentialSource, IntentService } from "./modules/orders/intent-service.ts";
+import { OrderRepository } from "./modules/orders/order-repository.ts";
+import { OrderService } from "./modules/orders/order-service.ts";
+import { VenueSubmission } from "./modules/orders/venue-submission.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
 import { OrgService } from "./modules/orgs/service.ts";
 import type { Logger } from "./observability/logger.ts";
@@ -33,20 +41,48 @@ export interface Services {
   agents: AgentService;
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
+  orderRepo: OrderRepository;
+  intents: IntentService;
+  orders: OrderService;
+  kill: KillService;
 }
 
+/** Used until delegated credentials are wired: no agent has any. */
+const NO_CREDENTIALS: CredentialSource = { withAgentCredentials: async () => null };
+
 export function createServices(parts: { config: Config; logger: Logger; database: Database; venue: Venue }): Services {
-  const { config, database } = parts;
+  const { config, database, venue, logger } = parts;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db);
+  const agents = new AgentService(database.db, { idleMs: config.actorIdleMs, onActors: (n) => metrics.actorsActive.set(n) });
+  const credentials = NO_CREDENTIALS;
+  const orderRepo = new OrderRepository(database.db, {
+    maxInFlight: database.kind === "postgres" ? 4 : 1,
+    onBatch: (n) => metrics.dbBatchSize.observe(n),
+  });
+  const submission = new VenueSubmission({ repo: orderRepo, metrics, logger, venueName: venue.name });
   return {
     ...parts,
     metrics,
     apiKeys,
     orgs: new OrgService(database.db, apiKeys),
-    agents: new AgentService(database.db, { idleMs: config.actorIdleMs, onActors: (n) => metrics.actorsActive.set(n) }),
+    agents,
     idempotency: new IdempotencyStore(database.db),
     rateLimiter: new RateLimiter(config.rateLimitPerS),
+    orderRepo,
+    intents: new IntentService({ config, agents, venue, repo: orderRepo, submission, credentials, metrics }),
+    orders: new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs }),
+    kill: new KillService({
+      db: database.db,
+      agents,
+      venue,
+      repo: orderRepo,
+      credentials,
+      metrics,
+      logger,
+      deadlineMs: config.killDeadlineMs,
+      concurrency: config.killConcurrency,
+    }),
   };
 }
 
@@ -81,9 +117,12 @@ export function createApp(services: Services): App {
       }),
     )
     .use(healthModule({ database: services.database, venue: services.venue, registry: metrics.registry }))
+    .use(marketsModule({ venue: services.venue, timeoutMs: services.config.venueTimeoutMs }))
     .use(orgsModule({ orgs: services.orgs, auth }))
     .use(apiKeysModule({ apiKeys: services.apiKeys, auth }))
-    .use(agentsModule({ agents: services.agents, auth }));
+    .use(agentsModule({ agents: services.agents, auth }))
+    .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
+    .use(killModule({ kill: services.kill, auth }));
 
   const handle = createHandler({
     app: elysia,

@@ -1,0 +1,220 @@
+/**
+ * Orders after approval: submit-signed (payload mode), read, list, cancel one,
+ * expiry of unsigned orders, and reconciliation of orders whose venue state is
+ * not settled (`submitting` after a crash, `unknown` after a timeout).
+ */
+import { verifyOrderSignature } from "../../eip712/verify-order-signature.ts";
+import {
+  ForbiddenError,
+  InvalidSignatureError,
+  InvalidStateError,
+  NotFoundError,
+  OrderExpiredError,
+  VenueRejectedError,
+} from "../../errors/errors.ts";
+import { VenueUnreachableError } from "../../errors/venue-errors.ts";
+import type { Caller } from "../../http/caller.ts";
+import type { Logger } from "../../observability/logger.ts";
+import type { OrderStatus } from "../../db/schema.ts";
+import { toUnits } from "../../money/units.ts";
+import type { OrderMessage, Venue, VenueCredentials } from "../../venues/venue.ts";
+import type { Actor, AgentService } from "../agents/service.ts";
+import type { CredentialSource } from "./intent-service.ts";
+import type { SubmitSignedBody } from "./model.ts";
+import type { OrderRepository, OrderRow } from "./order-repository.ts";
+import { toOrderModel } from "./order-view.ts";
+import type { VenueSubmission } from "./venue-submission.ts";
+
+const SIGNATURE_RE = /^0x[0-9a-fA-F]{130}$/;
+
+export class OrderService {
+  constructor(
+    private readonly deps: {
+      agents: AgentService;
+      venue: Venue;
+      repo: OrderRepository;
+      submission: VenueSubmission;
+      credentials: CredentialSource;
+      logger: Logger;
+      venueTimeoutMs: number;
+    },
+  ) {}
+
+  /** An order the caller may see: 404 for unknown ids and other organizations, 403 for another agent's scoped key. */
+  async visible(caller: Caller, id: string): Promise<OrderRow> {
+    const row = await this.deps.repo.get(id);
+    if (!row || row.orgId !== caller.orgId) throw new NotFoundError(`order ${id}`);
+    if (caller.agentId && row.agentId !== caller.agentId) throw new ForbiddenError("this API key is scoped to another agent");
+    return row;
+  }
+
+  async get(caller: Caller, id: string) {
+    return toOrderModel(await this.visible(caller, id));
+  }
+
+  async list(caller: Caller, q: { agent_id?: string; status?: string; limit?: number; cursor?: string }) {
+    if (caller.agentId && q.agent_id && q.agent_id !== caller.agentId) throw new ForbiddenError("this API key is scoped to another agent");
+    const page = await this.deps.repo.list({
+      orgId: caller.orgId,
+      agentId: caller.agentId ?? q.agent_id,
+      status: q.status as OrderStatus | undefined,
+      limit: q.limit ?? 50,
+      cursor: q.cursor,
+    });
+    return { data: page.data.map(toOrderModel), next_cursor: page.next_cursor };
+  }
+
+  /** Verifies the caller's signature over the exact approved order and forwards it to the venue. */
+  async submitSigned(caller: Caller, body: SubmitSignedBody) {
+    const { repo, agents } = this.deps;
+    const row = await this.visible(caller, body.order_id);
+    if (row.mode !== "payload" || !row.typedData || !row.orderHash) throw new InvalidStateError("only payload-mode orders take a signature", { status: row.status });
+    if (row.status !== "awaiting_signature") throw new InvalidStateError(`the order is ${row.status}, not awaiting a signature`, { status: row.status });
+    const actor = await agents.actorFor(caller, row.agentId);
+    if (row.signatureDeadline && Date.now() > row.signatureDeadline.getTime()) {
+      await this.expire(actor, row.id);
+      throw new OrderExpiredError(row.id);
+    }
+    const message = (row.typedData as { message: OrderMessage }).message;
+    if (!SIGNATURE_RE.test(body.signature)) throw new InvalidSignatureError("the signature must be 0x followed by 130 hex digits (65 bytes)");
+    if (message.signatureType !== 3) {
+      const check = verifyOrderSignature({ digest: row.orderHash, signature: body.signature, expectedSigner: message.signer });
+      if (!check.ok) throw new InvalidSignatureError(check.reason);
+    }
+    const start = await actor.beginSubmission(row.id, async () => {
+      await repo.transition(row.id, ["awaiting_signature"], "expired", "signature deadline passed");
+    });
+    if (!start.ok) {
+      if (start.reason === "expired") throw new OrderExpiredError(row.id);
+      if (start.reason === "halted") throw new InvalidStateError("the agent's breaker is tripped; no order is forwarded until it is resumed", { status: row.status });
+      const now = await repo.get(row.id);
+      throw new InvalidStateError(`the order is ${now?.status ?? start.status ?? "not awaiting a signature"}`, { status: now?.status ?? start.status });
+    }
+    // The database says `submitting` before the venue hears of the order.
+    const moved = await repo.transition(row.id, ["awaiting_signature"], "submitting", "signature verified");
+    if (!moved) {
+      await start.finish({ kind: "not_sent" });
+      const now = await repo.get(row.id);
+      await actor.transition(row.id, { status: (now?.status ?? "expired") as OrderStatus });
+      if (now?.status === "expired") throw new OrderExpiredError(row.id);
+      throw new InvalidStateError(`the order is ${now?.status}`, { status: now?.status });
+    }
+    const settled = await this.deps.submission.send(actor, { id: row.id, notionalUnits: row.notionalUnits }, start.finish, () =>
+      this.deps.venue.postSignedOrder(
+        {
+          order: message,
+          signature: body.signature as `0x${string}`,
+          order_type: row.orderType,
+          expiration: row.expiration,
+          owner: body.venue_auth?.api_key,
+          venue_auth: body.venue_auth,
+        },
+        { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) },
+      ),
+    );
+    return { order_id: settled.id, status: settled.status, venue_order_id: settled.venueOrderId, order: toOrderModel(settled) };
+  }
+
+  /** Cancels one order: locally while it awaits a signature, at the venue once it is open. */
+  async cancel(caller: Caller, id: string) {
+    const { repo, agents, venue } = this.deps;
+    const row = await this.visible(caller, id);
+    const actor = await agents.actorFor(caller, row.agentId);
+    if (row.status === "awaiting_signature") {
+      if (!(await actor.transitionIf(row.id, ["awaiting_signature"], { status: "cancelled" }))) {
+        const now = await repo.get(row.id);
+        throw new InvalidStateError(`the order is ${now?.status}`, { status: now?.status });
+      }
+      const done = await repo.transition(row.id, ["awaiting_signature"], "cancelled", "cancelled by the client");
+      return toOrderModel(done ?? (await repo.get(row.id))!);
+    }
+    if ((row.status === "open" || row.status === "unknown") && row.venueOrderId) {
+      const venueOrderId = row.venueOrderId;
+      const cancel = (credentials?: VenueCredentials) =>
+        venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
+      let result;
+      try {
+        result = (await this.deps.credentials.withAgentCredentials(row.agentId, cancel)) ?? (await cancel());
+      } catch (error) {
+        throw new VenueUnreachableError(error);
+      }
+      if (!result.ok) throw new VenueRejectedError(result.error.slice(0, 500), { order_id: row.id, status: row.status });
+      const done = await repo.transition(row.id, ["open", "unknown"], "cancelled", "cancelled by the client");
+      await actor.transition(row.id, { status: "cancelled" });
+      return toOrderModel(done ?? (await repo.get(row.id))!);
+    }
+    throw new InvalidStateError(`an order that is ${row.status} cannot be cancelled`, { status: row.status });
+  }
+
+  /** Expires one unsigned order, in the actor first (so a submission in progress wins) and then in the database. */
+  private async expire(actor: Actor, id: string): Promise<void> {
+    if (await actor.transitionIf(id, ["awaiting_signature"], { status: "expired" })) {
+      await this.deps.repo.transition(id, ["awaiting_signature"], "expired", "signature deadline passed");
+    }
+  }
+
+  /** Expires unsigned orders past their deadline, releasing their reservations. */
+  async expireDue(now = new Date()): Promise<number> {
+    const due = await this.deps.repo.dueForExpiry(now);
+    let n = 0;
+    for (const { id, agentId } of due) {
+      const actor = this.deps.agents.registry.peek(agentId);
+      if (actor) {
+        if (!(await actor.transitionIf(id, ["awaiting_signature"], { status: "expired" }))) continue;
+      }
+      if (await this.deps.repo.transition(id, ["awaiting_signature"], "expired", "signature deadline passed")) n++;
+    }
+    return n;
+  }
+
+  /**
+   * Settles `submitting` and `unknown` orders against the venue: an order the
+   * venue knows takes the venue's status; one it does not know never reached
+   * it and is rejected (its reservation released). Nothing is ever re-posted.
+   * Orders whose venue call is still in flight in this process are left alone.
+   */
+  async reconcile(): Promise<{ settled: number; pending: number }> {
+    const { repo, venue, agents, logger } = this.deps;
+    const rows = await repo.unsettled();
+    let settled = 0;
+    let pending = 0;
+    for (const row of rows) {
+      const live = agents.registry.peek(row.agentId);
+      if (live && row.status === "submitting" && live.isInflight(row.id)) {
+        pending++;
+        continue;
+      }
+      const venueOrderId = row.venueOrderId ?? row.orderHash;
+      if (!venueOrderId) continue;
+      let state;
+      try {
+        const read = (credentials?: VenueCredentials) =>
+          venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
+        state = (await this.deps.credentials.withAgentCredentials(row.agentId, read)) ?? (await read());
+      } catch (error) {
+        pending++;
+        logger.warn("reconciliation: venue unreachable", { order_id: row.id, error });
+        continue;
+      }
+      const from: OrderStatus[] = ["submitting", "unknown"];
+      let to: OrderStatus;
+      let filledUnits = 0n;
+      if (!state) to = "rejected";
+      else {
+        try {
+          filledUnits = toUnits(state.filled_usdc || "0", 6, "floor");
+        } catch {
+          filledUnits = 0n;
+        }
+        to = state.status === "matched" ? "filled" : state.status === "cancelled" || state.status === "unmatched" ? "cancelled" : "open";
+      }
+      const reason = state ? `reconciled with the venue (${state.status})` : "reconciled: the venue has no such order";
+      const done = await repo.transition(row.id, from, to, reason, state ? { venueOrderId: state.venue_order_id, filledUnits } : {});
+      if (done) {
+        settled++;
+        if (live) await live.transition(row.id, { status: to, venueOrderId: done.venueOrderId, filledUnits: done.filledUnits });
+      }
+    }
+    return { settled, pending };
+  }
+}
