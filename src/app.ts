@@ -11,16 +11,19 @@ import { authPlugin, RateLimiter } from "./http/auth.ts";
 import { errorHandler } from "./http/error-handler.ts";
 import { createHandler } from "./http/handler.ts";
 import { IdempotencyStore } from "./http/idempotency-store.ts";
+import type { CredentialVault } from "./crypto/credential-vault.ts";
 import { agentsModule } from "./modules/agents/index.ts";
 import { AgentService } from "./modules/agents/service.ts";
 import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { ApiKeyService } from "./modules/api-keys/service.ts";
+import { credentialsModule } from "./modules/credentials/index.ts";
+import { CredentialsService } from "./modules/credentials/service.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { marketsModule } from "./modules/markets/index.ts";
 import { killModule } from "./modules/kill/index.ts";
 import { KillService } from "./modules/kill/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
-import { type CredentialSource, IntentService } from "./modules/orders/intent-service.ts";
+import { IntentService } from "./modules/orders/intent-service.ts";
 import { OrderRepository } from "./modules/orders/order-repository.ts";
 import { OrderService } from "./modules/orders/order-service.ts";
 import { VenueSubmission } from "./modules/orders/venue-submission.ts";
@@ -39,6 +42,9 @@ export interface Services {
   apiKeys: ApiKeyService;
   orgs: OrgService;
   agents: AgentService;
+  /** Seals and opens delegated-mode credentials with the service's master key pair. */
+  vault: CredentialVault;
+  credentials: CredentialsService;
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
   orderRepo: OrderRepository;
@@ -47,15 +53,13 @@ export interface Services {
   kill: KillService;
 }
 
-/** Used until delegated credentials are wired: no agent has any. */
-const NO_CREDENTIALS: CredentialSource = { withAgentCredentials: async () => null };
-
-export function createServices(parts: { config: Config; logger: Logger; database: Database; venue: Venue }): Services {
+/** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
+export function createServices(parts: { config: Config; logger: Logger; database: Database; venue: Venue; vault: CredentialVault }): Services {
   const { config, database, venue, logger } = parts;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db);
   const agents = new AgentService(database.db, { idleMs: config.actorIdleMs, onActors: (n) => metrics.actorsActive.set(n) });
-  const credentials = NO_CREDENTIALS;
+  const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
   const orderRepo = new OrderRepository(database.db, {
     maxInFlight: database.kind === "postgres" ? 4 : 1,
     onBatch: (n) => metrics.dbBatchSize.observe(n),
@@ -67,6 +71,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
     apiKeys,
     orgs: new OrgService(database.db, apiKeys),
     agents,
+    credentials,
     idempotency: new IdempotencyStore(database.db),
     rateLimiter: new RateLimiter(config.rateLimitPerS),
     orderRepo,
@@ -121,6 +126,7 @@ export function createApp(services: Services): App {
     .use(orgsModule({ orgs: services.orgs, auth }))
     .use(apiKeysModule({ apiKeys: services.apiKeys, auth }))
     .use(agentsModule({ agents: services.agents, auth }))
+    .use(credentialsModule({ credentials: services.credentials, auth }))
     .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }));
 

@@ -50,7 +50,8 @@ export interface Config {
   venue: "paper" | "clob";
   venueUrl: string | null;
   venueTimeoutMs: number;
-  paperMarkets: string;
+  /** Path of a markets file (CONTRACT 11.4), or null for the fixture embedded in the service. */
+  paperMarkets: string | null;
   builderCode: `0x${string}`;
   builderCodeDefaulted: boolean;
   chainId: 137 | 80002;
@@ -74,7 +75,6 @@ export class ConfigError extends Error {
 }
 
 const ZERO32 = `0x${"0".repeat(64)}` as const;
-const DEFAULT_MARKETS = resolve(import.meta.dir, "../fixtures/markets.json");
 
 /** Reads and validates the configuration; throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -111,7 +111,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     venue,
     venueUrl: e.VENUE_URL ?? null,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS ? Number(e.VENUE_TIMEOUT_MS) : 3000,
-    paperMarkets: e.PAPER_MARKETS ? resolve(e.PAPER_MARKETS) : DEFAULT_MARKETS,
+    paperMarkets: e.PAPER_MARKETS ? resolve(e.PAPER_MARKETS) : null,
     builderCode: (e.BUILDER_CODE?.toLowerCase() as `0x${string}`) ?? ZERO32,
     builderCodeDefaulted: !e.BUILDER_CODE,
     chainId: e.CHAIN_ID === "80002" ? 80002 : 137,

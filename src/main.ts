@@ -1,8 +1,11 @@
 /** Starts the service: configuration, database (migrated), venue, HTTP server. */
 import { createApp, createServices } from "./app.ts";
-import { ConfigError, loadConfig } from "./config.ts";
+import { startJobs } from "./jobs.ts";
+import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { CredentialVault } from "./crypto/credential-vault.ts";
+import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts";
 import { openDatabase } from "./db/database.ts";
-import { createLogger } from "./observability/logger.ts";
+import { createLogger, type Logger } from "./observability/logger.ts";
 import { createVenue } from "./venues/create-venue.ts";
 
 async function main() {
@@ -18,10 +21,14 @@ async function main() {
   }
   const logger = createLogger({ level: config.logLevel });
   if (config.builderCodeDefaulted) logger.warn("BUILDER_CODE is not set: orders carry 32 zero bytes as their builder code");
+  // The master key first: a bad SEAL_* setting stops start-up before the database is touched.
+  const vault = await openVault(config, logger);
   const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
   const venue = await createVenue(config);
-  const services = createServices({ config, logger, database, venue });
+  const services = createServices({ config, logger, database, venue, vault });
   const app = createApp(services);
+  const jobs = startJobs(services);
+  await jobs.started;
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -35,6 +42,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info("stopping", { signal });
+    jobs.stop();
     await server.stop();
     await app.stop();
     await venue.close?.();
@@ -43,6 +51,23 @@ async function main() {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** The credential vault on the master key pair (SEAL_SECRET_KEY, SEAL_KEY_FILE, or generated into DATA_DIR). */
+async function openVault(config: Config, logger: Logger): Promise<CredentialVault> {
+  try {
+    const keys = await loadOrCreateSealKeyPair({ dataDir: config.dataDir, keyFile: config.sealKeyFile, secretKeyB64: config.sealSecretKey });
+    for (const warning of keys.warnings) logger.warn(warning);
+    if (keys.source === "generated") logger.warn("seal key pair generated: back it up, stored credentials cannot be opened without it", { path: keys.path });
+    return new CredentialVault(keys);
+  } catch (error) {
+    // SealKeyError messages name the variable or file, never key material.
+    if (error instanceof SealKeyError) {
+      console.error(`configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
 }
 
 await main();

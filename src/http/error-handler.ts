@@ -11,7 +11,20 @@ import type { Logger } from "../observability/logger.ts";
 import { problemResponse } from "./problem-response.ts";
 import { requestMeta } from "./request-meta.ts";
 
-type ValueErrorLike = { path: string; message: string; summary?: string };
+type ValueErrorLike = { path: string; message: string; summary?: string; schema?: { anyOf?: { const?: unknown }[] } };
+
+/**
+ * The message of one validation error. TypeBox's own message never repeats the
+ * submitted value (Elysia's summary does: "...but found: <value>"), so a secret
+ * sent with the wrong type can never come back in an error body.
+ */
+function safeMessage(e: ValueErrorLike): string {
+  const options = e.schema?.anyOf;
+  if (options?.length && options.every((o) => o && "const" in o)) {
+    return `must be one of: ${options.map((o) => JSON.stringify(o.const)).join(", ")}`;
+  }
+  return e.message;
+}
 
 /**
  * Elysia reports a query value that fails its bounds while being coerced to a
@@ -38,7 +51,7 @@ export function toProblemError(code: string | number, error: unknown, url?: stri
       const where = v.type === "property" ? coercedQueryPath(url, v.value) : v.type && v.type !== "body" ? `/${v.type}` : "";
       const seen = new Set<string>();
       const errors = (v.all ?? [])
-        .map((e) => ({ path: `${where}${e.path || ""}` || "/", message: e.summary || e.message }))
+        .map((e) => ({ path: `${where}${e.path || ""}` || "/", message: safeMessage(e) }))
         .filter((e) => {
           const k = `${e.path} ${e.message}`;
           if (seen.has(k)) return false;

@@ -1,12 +1,20 @@
 /** Builds the real service on a test database and the paper venue, and talks to it through app.handle. */
 import { type App, createApp, createServices } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
+import { createHash } from "node:crypto";
+import { CredentialVault } from "../../src/crypto/credential-vault.ts";
+import { loadOrCreateSealKeyPair } from "../../src/crypto/seal-key-pair.ts";
 import type { Database } from "../../src/db/database.ts";
 import { createLogger, type LogLevel } from "../../src/observability/logger.ts";
-import { PaperVenue } from "../../src/venues/paper/paper-venue.ts";
+import { createPaperVenue } from "../../src/venues/create-venue.ts";
 import type { Venue } from "../../src/venues/venue.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
+/**
+ * The master seal key of test apps (base64 of 32 fixed bytes), so nothing is written into ./data and
+ * an app reopened on the same database (restart tests) opens the credentials sealed before.
+ */
+export const TEST_SEAL_SECRET_KEY = createHash("sha256").update("agent-brokerage test seal key").digest("base64");
 
 export interface TestApp {
   app: App;
@@ -27,13 +35,25 @@ export interface TestResponse {
 
 export async function createTestApp(
   database: Database,
-  opts: { env?: Record<string, string>; venue?: Venue; logLevel?: LogLevel; config?: Partial<Config> } = {},
+  opts: { env?: Record<string, string>; venue?: Venue; logLevel?: LogLevel; config?: Partial<Config>; vault?: CredentialVault } = {},
 ): Promise<TestApp> {
   const config = { ...loadConfig({ ADMIN_TOKEN, LOG_LEVEL: "info", ...opts.env }), ...opts.config };
   const logs: string[] = [];
   const logger = createLogger({ level: opts.logLevel ?? "debug", sink: (line) => logs.push(line) });
-  const venue = opts.venue ?? (await PaperVenue.fromFile(config.paperMarkets));
-  const app = createApp(createServices({ config, logger, database, venue }));
+  // The paper venue on PAPER_MARKETS when the test sets it, else on the embedded fixture.
+  const venue = opts.venue ?? createPaperVenue(config);
+  // The vault as main.ts builds it when the test configures SEAL_SECRET_KEY, SEAL_KEY_FILE or DATA_DIR; else on the test key.
+  const ownKey = !!(opts.env?.SEAL_SECRET_KEY || opts.env?.SEAL_KEY_FILE || opts.env?.DATA_DIR || opts.config?.sealSecretKey || opts.config?.sealKeyFile);
+  const vault =
+    opts.vault ??
+    new CredentialVault(
+      await loadOrCreateSealKeyPair(
+        ownKey
+          ? { dataDir: config.dataDir, keyFile: config.sealKeyFile, secretKeyB64: config.sealSecretKey }
+          : { dataDir: config.dataDir, secretKeyB64: TEST_SEAL_SECRET_KEY },
+      ),
+    );
+  const app = createApp(createServices({ config, logger, database, venue, vault }));
 
   const call: TestApp["call"] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };

@@ -106,12 +106,24 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
     });
   }
 
+  /**
+   * Deletes the sealed credentials and returns the agent to payload mode (DELETE /creds, kill switch).
+   * After the commit, a best-effort `VACUUM credentials` (see vacuumCredentials) removes the deleted
+   * row's dead tuple so its ciphertext does not linger in the table; it never throws and is awaited
+   * for at most VACUUM_WAIT_MS, so a slow VACUUM cannot hold up a kill.
+   */
   async deleteCredentials(agentId: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
+    const deleted = await this.db.transaction(async (tx) => {
       const gone = await tx.delete(credentials).where(eq(credentials.agentId, agentId)).returning({ id: credentials.agentId });
       await tx.update(agents).set({ mode: "payload", updatedAt: new Date() }).where(eq(agents.id, agentId));
       return gone.length > 0;
     });
+    if (deleted) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([vacuumCredentials(this.db), new Promise<void>((r) => (timer = setTimeout(r, VACUUM_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    return deleted;
   }
 
   /** The sealed credential bytes, read only for the moment of a venue call. */
@@ -119,4 +131,47 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
     const [row] = await this.db.select({ c: credentials.ciphertext }).from(credentials).where(eq(credentials.agentId, agentId));
     return row?.c ?? null;
   }
+}
+
+/** How long deleteCredentials waits for its VACUUM; the VACUUM itself carries on in the background. */
+const VACUUM_WAIT_MS = 1000;
+const vacuums = new WeakMap<Db, { running: Promise<void> | null; queued: Promise<void> | null }>();
+
+/**
+ * `VACUUM credentials`, best effort: never rejects. It runs as a statement of its own, outside any
+ * transaction (VACUUM refuses to run inside one), which works on PGlite and on postgres-js alike.
+ * Requests are coalesced per database: at most one VACUUM runs and at most one more is queued behind
+ * it (one that started before a deletion committed may not see that row as dead yet), so a kill of
+ * many agents at once does not queue one VACUUM per agent on the table's lock.
+ *
+ * What it does not do: VACUUM frees dead tuples for reuse but PostgreSQL does not zero the freed
+ * page space, and the WAL (and any base backup) still holds the row as written, until those are
+ * overwritten or recycled. The ciphertext is a sealed box that only this service's secret key opens.
+ */
+function vacuumCredentials(db: Db): Promise<void> {
+  let state = vacuums.get(db);
+  if (!state) {
+    state = { running: null, queued: null };
+    vacuums.set(db, state);
+  }
+  const s = state;
+  const start = (): Promise<void> => {
+    const run: Promise<void> = db
+      .execute(sql`vacuum credentials`)
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => {
+        if (s.running === run) s.running = null;
+      });
+    s.running = run;
+    return run;
+  };
+  if (!s.running) return start();
+  s.queued ??= s.running.then(() => {
+    s.queued = null;
+    return start();
+  });
+  return s.queued;
 }

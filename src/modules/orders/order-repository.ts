@@ -41,13 +41,20 @@ export class OrderRepository {
     return this.writer.write({ decision });
   }
 
+  /**
+   * One statement per batch, whatever its size: the orders and the decisions
+   * travel as two JSON documents and are inserted by one INSERT … WITH, which
+   * is atomic and durable on its own (one round trip, one commit). Its text
+   * never changes, so the server prepares it once per connection.
+   */
   private async insertBatch(items: Write[]): Promise<void> {
-    const os = items.flatMap((i) => (i.order ? [i.order] : []));
-    const ds = items.flatMap((i) => (i.decision ? [i.decision] : []));
-    await this.db.transaction(async (tx) => {
-      if (os.length) await tx.insert(orders).values(os);
-      if (ds.length) await tx.insert(riskDecisions).values(ds);
-    });
+    const os: string[] = [];
+    const ds: string[] = [];
+    for (const i of items) {
+      if (i.order) os.push(orderJson(i.order));
+      if (i.decision) ds.push(decisionJson(i.decision));
+    }
+    await this.db.execute(sql`with o as (insert into orders (${ORDER_COLUMNS}) select ${ORDER_COLUMNS} from json_to_recordset(${`[${os.join(",")}]`}::json) as x(${ORDER_RECORD})) insert into risk_decisions (${DECISION_COLUMNS}) select ${DECISION_COLUMNS} from json_to_recordset(${`[${ds.join(",")}]`}::json) as x(${DECISION_RECORD})`);
   }
 
   async get(id: string): Promise<OrderRow | null> {
@@ -127,4 +134,78 @@ export class OrderRepository {
   async unsettled(limit = 500): Promise<OrderRow[]> {
     return this.db.select().from(orders).where(inArray(orders.status, ["submitting", "unknown"])).limit(limit);
   }
+}
+
+// ---------------------------------------------------------------- batch insert records
+
+/* Columns of the batch insert, and their types in the JSON records (the table's column types). */
+const ORDER_FIELDS = [
+  ["id", "text"],
+  ["org_id", "text"],
+  ["agent_id", "text"],
+  ["mode", "text"],
+  ["market_id", "text"],
+  ["condition_id", "text"],
+  ["side", "text"],
+  ["size_units", "int8"],
+  ["price", "text"],
+  ["notional_units", "int8"],
+  ["order_type", "text"],
+  ["expiration", "text"],
+  ["status", "text"],
+  ["order_hash", "text"],
+  ["typed_data", "jsonb"],
+  ["signature_deadline", "timestamptz"],
+  ["venue_order_id", "text"],
+  ["filled_units", "int8"],
+  ["flagged_for_review", "bool"],
+  ["client_order_id", "text"],
+  ["decision_id", "text"],
+  ["trading_day", "text"],
+  ["history", "jsonb"],
+  ["created_at", "timestamptz"],
+  ["updated_at", "timestamptz"],
+] as const;
+const DECISION_FIELDS = [
+  ["id", "text"],
+  ["org_id", "text"],
+  ["agent_id", "text"],
+  ["approved", "bool"],
+  ["intent", "jsonb"],
+  ["failures", "jsonb"],
+  ["checks", "jsonb"],
+  ["order_id", "text"],
+  ["created_at", "timestamptz"],
+] as const;
+const ORDER_COLUMNS = sql.raw(ORDER_FIELDS.map(([c]) => c).join(", "));
+const ORDER_RECORD = sql.raw(ORDER_FIELDS.map(([c, t]) => `${c} ${t}`).join(", "));
+const DECISION_COLUMNS = sql.raw(DECISION_FIELDS.map(([c]) => c).join(", "));
+const DECISION_RECORD = sql.raw(DECISION_FIELDS.map(([c, t]) => `${c} ${t}`).join(", "));
+
+const str = (v: string | null | undefined): string => (v === null || v === undefined ? "null" : JSON.stringify(v));
+const json = (v: unknown): string => (v === null || v === undefined ? "null" : JSON.stringify(v));
+const time = (v: Date | null | undefined): string => (v ? `"${v.toISOString()}"` : "null");
+
+/**
+ * One order as a JSON record, with the values the drizzle insert would send:
+ * bigints as decimal text, times as ISO text, jsonb columns as JSON, and the
+ * columns' defaults where the row leaves a defaulted column out.
+ */
+function orderJson(o: NewOrderRow): string {
+  return (
+    `{"id":${str(o.id)},"org_id":${str(o.orgId)},"agent_id":${str(o.agentId)},"mode":${str(o.mode)},"market_id":${str(o.marketId)},` +
+    `"condition_id":${str(o.conditionId)},"side":${str(o.side)},"size_units":"${o.sizeUnits}","price":${str(o.price)},` +
+    `"notional_units":"${o.notionalUnits}","order_type":${str(o.orderType)},"expiration":${str(o.expiration ?? "0")},` +
+    `"status":${str(o.status)},"order_hash":${str(o.orderHash)},"typed_data":${json(o.typedData)},` +
+    `"signature_deadline":${time(o.signatureDeadline)},"venue_order_id":${str(o.venueOrderId)},"filled_units":"${o.filledUnits ?? 0n}",` +
+    `"flagged_for_review":${o.flaggedForReview === true},"client_order_id":${str(o.clientOrderId)},"decision_id":${str(o.decisionId)},` +
+    `"trading_day":${str(o.tradingDay)},"history":${json(o.history)},"created_at":${time(o.createdAt)},"updated_at":${time(o.updatedAt)}}`
+  );
+}
+
+function decisionJson(d: NewDecisionRow): string {
+  return (
+    `{"id":${str(d.id)},"org_id":${str(d.orgId)},"agent_id":${str(d.agentId)},"approved":${d.approved === true},` +
+    `"intent":${json(d.intent)},"failures":${json(d.failures)},"checks":${json(d.checks)},"order_id":${str(d.orderId)},"created_at":${time(d.createdAt)}}`
+  );
 }

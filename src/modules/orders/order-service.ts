@@ -68,8 +68,8 @@ export class OrderService {
   async submitSigned(caller: Caller, body: SubmitSignedBody) {
     const { repo, agents } = this.deps;
     const row = await this.visible(caller, body.order_id);
-    if (row.mode !== "payload" || !row.typedData || !row.orderHash) throw new InvalidStateError("only payload-mode orders take a signature", { status: row.status });
-    if (row.status !== "awaiting_signature") throw new InvalidStateError(`the order is ${row.status}, not awaiting a signature`, { status: row.status });
+    if (row.mode !== "payload" || !row.typedData || !row.orderHash) throw new InvalidStateError("only payload-mode orders take a signature", { order_status: row.status });
+    if (row.status !== "awaiting_signature") throw new InvalidStateError(`the order is ${row.status}, not awaiting a signature`, { order_status: row.status });
     const actor = await agents.actorFor(caller, row.agentId);
     if (row.signatureDeadline && Date.now() > row.signatureDeadline.getTime()) {
       await this.expire(actor, row.id);
@@ -86,9 +86,9 @@ export class OrderService {
     });
     if (!start.ok) {
       if (start.reason === "expired") throw new OrderExpiredError(row.id);
-      if (start.reason === "halted") throw new InvalidStateError("the agent's breaker is tripped; no order is forwarded until it is resumed", { status: row.status });
+      if (start.reason === "halted") throw new InvalidStateError("the agent's breaker is tripped; no order is forwarded until it is resumed", { order_status: row.status });
       const now = await repo.get(row.id);
-      throw new InvalidStateError(`the order is ${now?.status ?? start.status ?? "not awaiting a signature"}`, { status: now?.status ?? start.status });
+      throw new InvalidStateError(`the order is ${now?.status ?? start.status ?? "not awaiting a signature"}`, { order_status: now?.status ?? start.status });
     }
     // The database says `submitting` before the venue hears of the order.
     const moved = await repo.transition(row.id, ["awaiting_signature"], "submitting", "signature verified");
@@ -97,7 +97,7 @@ export class OrderService {
       const now = await repo.get(row.id);
       await actor.transition(row.id, { status: (now?.status ?? "expired") as OrderStatus });
       if (now?.status === "expired") throw new OrderExpiredError(row.id);
-      throw new InvalidStateError(`the order is ${now?.status}`, { status: now?.status });
+      throw new InvalidStateError(`the order is ${now?.status}`, { order_status: now?.status });
     }
     const settled = await this.deps.submission.send(actor, { id: row.id, notionalUnits: row.notionalUnits }, start.finish, () =>
       this.deps.venue.postSignedOrder(
@@ -123,7 +123,7 @@ export class OrderService {
     if (row.status === "awaiting_signature") {
       if (!(await actor.transitionIf(row.id, ["awaiting_signature"], { status: "cancelled" }))) {
         const now = await repo.get(row.id);
-        throw new InvalidStateError(`the order is ${now?.status}`, { status: now?.status });
+        throw new InvalidStateError(`the order is ${now?.status}`, { order_status: now?.status });
       }
       const done = await repo.transition(row.id, ["awaiting_signature"], "cancelled", "cancelled by the client");
       return toOrderModel(done ?? (await repo.get(row.id))!);
@@ -138,12 +138,12 @@ export class OrderService {
       } catch (error) {
         throw new VenueUnreachableError(error);
       }
-      if (!result.ok) throw new VenueRejectedError(result.error.slice(0, 500), { order_id: row.id, status: row.status });
+      if (!result.ok) throw new VenueRejectedError(result.error.slice(0, 500), { order_id: row.id, order_status: row.status });
       const done = await repo.transition(row.id, ["open", "unknown"], "cancelled", "cancelled by the client");
       await actor.transition(row.id, { status: "cancelled" });
       return toOrderModel(done ?? (await repo.get(row.id))!);
     }
-    throw new InvalidStateError(`an order that is ${row.status} cannot be cancelled`, { status: row.status });
+    throw new InvalidStateError(`an order that is ${row.status} cannot be cancelled`, { order_status: row.status });
   }
 
   /** Expires one unsigned order, in the actor first (so a submission in progress wins) and then in the database. */

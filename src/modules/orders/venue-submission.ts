@@ -41,7 +41,7 @@ export class VenueSubmission {
       const row = await repo.transition(order.id, ["submitting"], "unknown", "venue did not answer in time");
       await finish({ kind: "unknown" });
       await actor.recordVenueResult(false);
-      throw new VenueTimeoutError({ order_id: order.id, status: row?.status ?? "unknown" });
+      throw new VenueTimeoutError({ order_id: order.id, order_status: row?.status ?? "unknown" });
     }
     timer();
     if (result === null) {
@@ -54,7 +54,7 @@ export class VenueSubmission {
       await repo.transition(order.id, ["submitting"], "rejected", `venue refused: ${result.error.slice(0, 200)}`);
       await finish({ kind: "rejected" });
       await actor.recordVenueResult(false);
-      throw new VenueRejectedError(result.error.slice(0, 500), { order_id: order.id, status: "rejected" });
+      throw new VenueRejectedError(result.error.slice(0, 500), { order_id: order.id, order_status: "rejected" });
     }
     let filledUnits = 0n;
     try {

@@ -1,0 +1,451 @@
+/**
+ * Intent throughput benchmark: `bun run bench:intent`.
+ *
+ * Measures approved payload-mode intents (POST /v1/orders/intent → 201) per
+ * second and their p50/p99 latency, with the service in its own process
+ * (`bun run src/main.ts`) on PGlite and on PostgreSQL, against a bare Elysia
+ * route with the same body schema (bench/bare-server.ts). The load comes from a
+ * second process (bench/load.ts): `--connections` keep-alive connections, each
+ * one posting for its own agent (one agent per connection), `--warmup` seconds
+ * of warm-up and `--duration` seconds measured. Rounds interleave the three
+ * targets; the table shows the medians. Then signature checks per second for
+ * submit-signed (orderHash + verifyOrderSignature, bench/signature.ts).
+ *
+ * Every approved order is durably committed before its 201 (group commit); the
+ * PostgreSQL run checks afterwards that the database holds at least as many
+ * orders as the service answered 201 for.
+ *
+ * Options: --rounds N (3) --duration S (10) --warmup S (2) --connections N (32)
+ *          --only pglite|postgres|bare (repeatable) --pg postgres://postgres@127.0.0.1:5432
+ *          --no-signature --cpu-prof DIR (runs the services under `bun --cpu-prof`, profiles into DIR)
+ * A measurement: it exits 0 whether or not the targets are met (non-zero only
+ * when the benchmark itself could not run).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+import embeddedMarkets from "../fixtures/markets.json" with { type: "json" };
+import type { LoadConfig, LoadResult } from "./load.ts";
+import { benchSignatureChecks } from "./signature.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
+const BENCH_DB = "bench_intent";
+
+// ------------------------------------------------------------------ options
+
+function parseArgs(argv: string[]) {
+  const opts = {
+    rounds: 3,
+    duration: 10,
+    warmup: 2,
+    connections: 32,
+    only: [] as string[],
+    pg: "postgres://postgres@127.0.0.1:5432",
+    signature: true,
+    cpuProf: null as string | null,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === "--rounds") opts.rounds = Number(next());
+    else if (a === "--duration") opts.duration = Number(next());
+    else if (a === "--warmup") opts.warmup = Number(next());
+    else if (a === "--connections") opts.connections = Number(next());
+    else if (a === "--only") opts.only.push(next());
+    else if (a === "--pg") opts.pg = next().replace(/\/+$/, "");
+    else if (a === "--no-signature") opts.signature = false;
+    else if (a === "--cpu-prof") opts.cpuProf = resolve(next());
+    else throw new Error(`unknown option ${a}`);
+  }
+  return opts;
+}
+
+// ------------------------------------------------------------------ processes
+
+const children = new Set<Subprocess>();
+const tempDirs: string[] = [];
+
+async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+async function waitHealthy(base: string, child: Subprocess, what: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before it was healthy`);
+    try {
+      const res = await fetch(`${base}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(100);
+  }
+  throw new Error(`${what} was not healthy within ${timeoutMs} ms`);
+}
+
+interface Target {
+  name: "bare" | "pglite" | "postgres";
+  base: string;
+  child: Subprocess;
+  load: Omit<LoadConfig, "connections" | "warmupS" | "durationS">;
+}
+
+async function stopChild(child: Subprocess): Promise<void> {
+  if (child.exitCode !== null) return;
+  child.kill("SIGTERM");
+  const done = await Promise.race([child.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+  if (!done) child.kill("SIGKILL");
+  children.delete(child);
+}
+
+function spawnLogged(cmd: string[], env: Record<string, string>, what: string): Subprocess {
+  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe" });
+  children.add(child);
+  // Forward the child's warnings and errors, prefixed, so a failure is visible.
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of child.stderr as ReadableStream<Uint8Array>) {
+      for (const line of decoder.decode(chunk).split("\n")) if (line.trim()) console.error(`[${what}] ${line}`);
+    }
+  })();
+  return child;
+}
+
+async function startBare(): Promise<Target> {
+  const port = await freePort();
+  const child = spawnLogged(["bun", "run", "bench/bare-server.ts"], { PORT: String(port) }, "bare");
+  const base = `http://127.0.0.1:${port}`;
+  await waitHealthy(base, child, "bare server");
+  return { name: "bare", base, child, load: { url: `${base}/v1/orders/intent`, headers: { "content-type": "application/json" }, bodies: [] } };
+}
+
+async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+    body: body !== undefined ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = text;
+  }
+  return { status: res.status, body: json, text };
+}
+
+/** A market and an order that pass all eight checks against the fixture book. */
+function pickIntent() {
+  const market = (embeddedMarkets as any[]).find((m) => m.active && !m.closed && m.accepting_orders && !m.neg_risk && m.tick_size === "0.01");
+  if (!market) throw new Error("no suitable market in fixtures/markets.json");
+  const token = market.tokens[0];
+  // A resting buy one tick under the best bid: not marketable, in the price band, on the tick.
+  const bestBid = Number(token.book.bids[0].price);
+  const price = Math.round((bestBid - 0.01) * 100) / 100;
+  return { market_id: token.token_id as string, side: "buy" as const, size_usdc: 5, price, question: market.question as string };
+}
+
+const BENCH_LIMITS = {
+  min_order_usdc: 1,
+  max_order_usdc: 1_000_000,
+  daily_volume_usdc: 1_000_000_000,
+  capital_usdc: 1_000_000_000,
+  max_market_exposure_pct: 1,
+  kelly_fallback_pct: 1,
+  max_depth_share: 1,
+  max_slippage: 1,
+};
+
+async function startService(kind: "pglite" | "postgres", pgUrl: string, connections: number, cpuProf: string | null): Promise<Target & { agents: number }> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), `bench-intent-${kind}-`));
+  tempDirs.push(dataDir);
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    LOG_LEVEL: "warn",
+    BUILDER_CODE: `0x${"ab".repeat(32)}`,
+  };
+  if (kind === "postgres") env.DATABASE_URL = `${pgUrl}/${BENCH_DB}`;
+  else env.DATABASE_URL = "";
+  const prof = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=service-${kind}.cpuprofile`] : [];
+  const child = spawnLogged(["bun", ...prof, "run", "src/main.ts"], env, kind);
+  const base = `http://127.0.0.1:${port}`;
+  await waitHealthy(base, child, `service on ${kind}`);
+
+  const org = await call(base, "POST", "/v1/orgs", { authorization: `Bearer ${ADMIN_TOKEN}` }, { name: `bench ${kind}` });
+  if (org.status !== 201) throw new Error(`POST /v1/orgs answered ${org.status}: ${org.text}`);
+  const key: string = org.body.api_key.key;
+  const auth = { "x-api-key": key };
+  const intent = pickIntent();
+  const bodies: string[] = [];
+  for (let i = 0; i < connections; i++) {
+    const wallet = `0x${(i + 1).toString(16).padStart(40, "0")}`;
+    const agent = await call(base, "POST", "/v1/agents", auth, { name: `bench ${i}`, wallet_address: wallet });
+    if (agent.status !== 201) throw new Error(`POST /v1/agents answered ${agent.status}: ${agent.text}`);
+    const patched = await call(base, "PATCH", `/v1/agents/${agent.body.id}/limits`, auth, BENCH_LIMITS);
+    if (patched.status !== 200) throw new Error(`PATCH limits answered ${patched.status}: ${patched.text}`);
+    const body = JSON.stringify({ market_id: intent.market_id, side: intent.side, size_usdc: intent.size_usdc, price: intent.price, agent_id: agent.body.id });
+    const first = await call(base, "POST", "/v1/orders/intent", auth, JSON.parse(body));
+    if (first.status !== 201 || first.body?.risk?.approved !== true) throw new Error(`the first intent answered ${first.status}, not 201: ${first.text}`);
+    bodies.push(body);
+  }
+  return {
+    name: kind,
+    base,
+    child,
+    agents: connections,
+    load: { url: `${base}/v1/orders/intent`, headers: { "content-type": "application/json", "x-api-key": key }, bodies },
+  };
+}
+
+/** CPU seconds a process has used so far (Linux /proc), or NaN. */
+function processCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Busy and total CPU seconds of the whole machine so far (Linux /proc/stat), or NaN. */
+function machineCpuSeconds(): { busy: number; total: number } {
+  try {
+    const line = (readFileSync("/proc/stat", "utf8") as string).split("\n")[0];
+    const v = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = v.reduce((a, b) => a + b, 0);
+    const idle = v[3] + (v[4] ?? 0);
+    return { busy: (total - idle) / 100, total: total / 100 };
+  } catch {
+    return { busy: Number.NaN, total: Number.NaN };
+  }
+}
+
+interface CpuShare {
+  /** CPU seconds per wall second (1 = one full core) over the whole load run. */
+  target: number;
+  load: number;
+  machine: number;
+}
+
+async function runLoadProcess(target: Target, o: { connections: number; warmup: number; duration: number }, bareBody: string): Promise<LoadResult & { cpu: CpuShare }> {
+  const cfg: LoadConfig = {
+    ...target.load,
+    bodies: target.load.bodies?.length ? target.load.bodies : [bareBody],
+    connections: o.connections,
+    warmupS: o.warmup,
+    durationS: o.duration,
+  };
+  const dir = mkdtempSync(join(tmpdir(), "bench-load-"));
+  tempDirs.push(dir);
+  const file = join(dir, "load.json");
+  writeFileSync(file, JSON.stringify(cfg));
+  const wall0 = performance.now();
+  const target0 = processCpuSeconds(target.child.pid);
+  const machine0 = machineCpuSeconds();
+  const proc = Bun.spawn(["bun", "run", "bench/load.ts", file], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+  children.add(proc);
+  const out = await new Response(proc.stdout).text();
+  const code = await proc.exited;
+  children.delete(proc);
+  const wall = (performance.now() - wall0) / 1000;
+  const machine1 = machineCpuSeconds();
+  const usage = proc.resourceUsage();
+  const loadCpu = usage ? Number(usage.cpuTime.total) / 1e6 : Number.NaN;
+  const cpu: CpuShare = {
+    target: (processCpuSeconds(target.child.pid) - target0) / wall,
+    load: loadCpu / wall,
+    machine: ((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * cpus().length,
+  };
+  if (code !== 0) throw new Error(`load generator exited with ${code}`);
+  return { ...(JSON.parse(out.trim().split("\n").pop()!) as LoadResult), cpu };
+}
+
+// ------------------------------------------------------------------ PostgreSQL bench database
+
+async function withAdminSql<T>(pgUrl: string, fn: (sql: any) => Promise<T>): Promise<T> {
+  const { default: postgres } = await import("postgres");
+  const sql = postgres(`${pgUrl}/postgres`, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    return await fn(sql);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+async function createBenchDb(pgUrl: string): Promise<void> {
+  await withAdminSql(pgUrl, async (sql) => {
+    await sql.unsafe(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`);
+    await sql.unsafe(`CREATE DATABASE ${BENCH_DB}`);
+  });
+}
+
+async function dropBenchDb(pgUrl: string): Promise<void> {
+  await withAdminSql(pgUrl, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`)).catch((e) =>
+    console.error(`could not drop ${BENCH_DB}: ${e instanceof Error ? e.message : e}`),
+  );
+}
+
+async function countBenchOrders(pgUrl: string): Promise<{ orders: number; decisions: number; settings: Record<string, string> }> {
+  const { default: postgres } = await import("postgres");
+  const sql = postgres(`${pgUrl}/${BENCH_DB}`, { max: 1, onnotice: () => {} });
+  try {
+    const [o] = await sql`select count(*)::int as n from orders`;
+    const [d] = await sql`select count(*)::int as n from risk_decisions where approved`;
+    const rows = await sql`select name, setting from pg_settings where name in ('synchronous_commit', 'fsync', 'wal_sync_method')`;
+    const unlogged = await sql`select count(*)::int as n from pg_class where relpersistence = 'u' and relkind = 'r'`;
+    const settings: Record<string, string> = Object.fromEntries(rows.map((r: any) => [r.name, r.setting]));
+    settings.unlogged_tables = String(unlogged[0].n);
+    return { orders: o.n, decisions: d.n, settings };
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+// ------------------------------------------------------------------ report
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (!s.length) return Number.NaN;
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : "-");
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const want = (n: string) => o.only.length === 0 || o.only.includes(n);
+  const intent = pickIntent();
+  const bareBody = JSON.stringify({ market_id: intent.market_id, side: intent.side, size_usdc: intent.size_usdc, price: intent.price, agent_id: "agt_00000000000000000000" });
+
+  const cpu = cpus();
+  console.log(`intent benchmark: ${o.connections} connections, ${o.warmup} s warm-up + ${o.duration} s measured, ${o.rounds} rounds, medians reported`);
+  console.log(
+    `machine: ${cpu.length} cores (${cpu[0]?.model?.trim() ?? "unknown"}), ${Math.round(totalmem() / 2 ** 30)} GiB; bun ${Bun.version}; the load generator runs on the same machine`,
+  );
+  console.log(`order: ${intent.side} ${intent.size_usdc} USDC at ${intent.price} on "${intent.question}" (token ${intent.market_id.slice(0, 12)}…), one agent per connection`);
+
+  const targets: Target[] = [];
+  let pgAvailable = false;
+  const results: Record<string, (LoadResult & { cpu: CpuShare })[]> = { bare: [], pglite: [], postgres: [] };
+  let totalOkPg = 0;
+  let setupOkPg = 0;
+  try {
+    if (want("bare")) targets.push(await startBare());
+    if (want("pglite")) targets.push(await startService("pglite", o.pg, o.connections, o.cpuProf));
+    if (want("postgres")) {
+      try {
+        await createBenchDb(o.pg);
+        pgAvailable = true;
+      } catch (e) {
+        console.log(`PostgreSQL at ${o.pg} is not available (${e instanceof Error ? e.message : e}): skipping the PostgreSQL run`);
+      }
+      if (pgAvailable) {
+        targets.push(await startService("postgres", o.pg, o.connections, o.cpuProf));
+        setupOkPg = o.connections;
+      }
+    }
+
+    for (let r = 0; r < o.rounds; r++) {
+      for (const t of targets) {
+        const res = await runLoadProcess(t, o, bareBody);
+        results[t.name].push(res);
+        if (t.name === "postgres") totalOkPg += res.total_ok;
+        console.log(
+          `round ${r + 1} ${t.name.padEnd(8)} rps ${fmt(res.rps).padStart(6)}  p50 ${fmt(res.p50_ms, 2)} ms  p99 ${fmt(res.p99_ms, 2)} ms  max ${fmt(res.max_ms, 1)} ms  non-2xx ${res.non2xx}  errors ${res.errors}  cpu cores: server ${fmt(res.cpu.target, 2)}, load ${fmt(res.cpu.load, 2)}, machine ${fmt(res.cpu.machine, 2)}${res.first_error ? `  (${res.first_error})` : ""}`,
+        );
+      }
+    }
+
+    let durability: string | null = null;
+    if (pgAvailable) {
+      const pg = targets.find((t) => t.name === "postgres")!;
+      await stopChild(pg.child);
+      const c = await countBenchOrders(o.pg);
+      const answered = totalOkPg + setupOkPg;
+      durability =
+        `PostgreSQL durability: ${answered} intents answered 201, ${c.orders} orders and ${c.decisions} approving decisions in the database ` +
+        `(${c.orders >= answered && c.decisions >= answered ? "every answered order is there" : "MISSING ORDERS"}); ` +
+        `synchronous_commit=${c.settings.synchronous_commit}, fsync=${c.settings.fsync}, unlogged tables: ${c.settings.unlogged_tables}`;
+    }
+    for (const t of targets) await stopChild(t.child);
+
+    let sig: Awaited<ReturnType<typeof benchSignatureChecks>> | null = null;
+    if (o.signature) sig = await benchSignatureChecks(5, 3000);
+
+    // ---------------------------------------------------------------- table
+    const med = (name: string, f: (r: LoadResult) => number) => median(results[name].map(f));
+    const bare = med("bare", (r) => r.rps);
+    const rows: string[][] = [["target", "rps", "p50 ms", "p99 ms", "ratio to bare", "non-2xx"]];
+    for (const name of ["bare", "pglite", "postgres"]) {
+      if (!results[name].length) continue;
+      const rps = med(name, (r) => r.rps);
+      rows.push([
+        name === "bare" ? "bare Elysia route" : `intents on ${name === "pglite" ? "PGlite" : "PostgreSQL"}`,
+        fmt(rps),
+        fmt(med(name, (r) => r.p50_ms), 2),
+        fmt(med(name, (r) => r.p99_ms), 2),
+        name === "bare" ? "1" : fmt(rps / bare, 3),
+        String(results[name].reduce((n, r) => n + r.non2xx + r.errors, 0)),
+      ]);
+    }
+    const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+    console.log("");
+    console.log(`medians of ${o.rounds} rounds, ${o.connections} connections (2-core machine: service, load generator and database share it):`);
+    for (const [i, r] of rows.entries()) {
+      console.log(r.map((c, j) => (j === 0 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join("  "));
+      if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
+    }
+    if (sig) {
+      console.log("");
+      console.log(`submit-signed signature checks (orderHash + verifyOrderSignature, one core): ${sig.hashAndVerifyPerSecond}/s`);
+      console.log(`  verify over a precomputed digest: ${sig.verifyPerSecond}/s; viem recoverTypedDataAddress baseline: ${sig.viemRecoverPerSecond}/s`);
+    }
+    if (durability) console.log(durability);
+
+    // ---------------------------------------------------------------- targets
+    console.log("");
+    console.log("targets:");
+    const line = (ok: boolean | null, text: string) => console.log(`  [${ok === null ? "n/a " : ok ? "met " : "MISS"}] ${text}`);
+    const pgRps = med("postgres", (r) => r.rps);
+    const pgRatio = pgRps / bare;
+    line(results.postgres.length && results.bare.length ? pgRatio >= 0.25 : null, `approved intents / bare route on PostgreSQL >= 0.25 (${fmt(pgRatio, 3)})`);
+    for (const name of ["pglite", "postgres"]) {
+      if (!results[name].length) continue;
+      const p99 = med(name, (r) => r.p99_ms);
+      line(p99 < 10, `p99 < 10 ms at ${o.connections} connections on ${name === "pglite" ? "PGlite" : "PostgreSQL"} (${fmt(p99, 2)} ms)`);
+    }
+    line(sig ? sig.hashAndVerifyPerSecond >= 3000 : null, `submit-signed signature checks >= 3000/s (${sig ? sig.hashAndVerifyPerSecond : "-"}/s)`);
+    const failedAnswers = ["pglite", "postgres"].reduce((n, k) => n + results[k].reduce((m, r) => m + r.non2xx + r.errors, 0), 0);
+    line(failedAnswers === 0, `every measured intent answered 201 (${failedAnswers} did not)`);
+  } finally {
+    for (const c of [...children]) await stopChild(c);
+    if (pgAvailable) await dropBenchDb(o.pg);
+    for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+  }
+}
+
+try {
+  await main();
+  process.exit(0);
+} catch (error) {
+  console.error(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : error}`);
+  for (const c of [...children]) c.kill("SIGKILL");
+  process.exit(1);
+}

@@ -1,0 +1,45 @@
+/**
+ * Background work of a running service: expiring unsigned orders past their
+ * signature deadline, and reconciling orders whose venue state is unsettled
+ * (once at start-up, then periodically). Each job runs alone (never two
+ * overlapping runs) and logs, never throws.
+ */
+import type { Services } from "./app.ts";
+
+export interface Jobs {
+  /** Resolves when the start-up reconciliation has finished. */
+  started: Promise<void>;
+  stop(): void;
+}
+
+export function startJobs(services: Services, opts: { expireEveryMs?: number; reconcileEveryMs?: number } = {}): Jobs {
+  const { logger, orders } = services;
+  const timers: ReturnType<typeof setInterval>[] = [];
+  const every = (name: string, ms: number, job: () => Promise<unknown>) => {
+    let running = false;
+    const run = async () => {
+      if (running) return;
+      running = true;
+      try {
+        const result = await job();
+        if (result && typeof result === "object" && Object.values(result).some((v) => v)) logger.info(`job ${name}`, result as Record<string, unknown>);
+      } catch (error) {
+        logger.error(`job ${name} failed`, { error });
+      } finally {
+        running = false;
+      }
+    };
+    const timer = setInterval(run, ms);
+    (timer as { unref?: () => void }).unref?.();
+    timers.push(timer);
+    return run;
+  };
+  every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue() }));
+  const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
+  return {
+    started: reconcile(),
+    stop() {
+      for (const t of timers) clearInterval(t);
+    },
+  };
+}

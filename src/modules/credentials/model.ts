@@ -1,0 +1,26 @@
+import { t } from "elysia";
+
+/** Scopes a delegated agent's venue credentials may carry (CONTRACT 8), in their canonical order. */
+export const ALLOWED_SCOPES = ["order:place", "order:cancel"] as const;
+/** Scopes that would give the service power over funds: always refused with 400 forbidden_scope. */
+export const FORBIDDEN_SCOPES = ["withdraw", "transfer", "balance_modify"] as const;
+export type CredentialScope = (typeof ALLOWED_SCOPES)[number];
+
+/**
+ * POST /v1/agents/{id}/creds. `scopes` is deliberately an array of plain strings: the scope rules
+ * (forbidden_scope, invalid_scope) are applied by the service, so that a forbidden or unknown value
+ * gets its own error code instead of the schema's generic invalid_request.
+ */
+export const CredentialsBody = t.Object(
+  {
+    api_key: t.String({ minLength: 1, maxLength: 256, description: "venue API key (secret: stored sealed, never returned)" }),
+    api_secret: t.String({ minLength: 1, maxLength: 512, description: "venue API secret (secret: stored sealed, never returned)" }),
+    passphrase: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "venue API passphrase (secret: stored sealed)" })),
+    scopes: t.Array(t.String({ maxLength: 100 }), {
+      maxItems: 16,
+      description: "a non-empty subset of order:place, order:cancel; withdraw, transfer and balance_modify are refused",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CredentialsBody = typeof CredentialsBody.static;
