@@ -1,16 +1,32 @@
-/** Identifiers with a type prefix (CONTRACT section 2): org_, key_, agt_, ord_, dec_, kil_. */
+/**
+ * Identifiers with a type prefix (CONTRACT section 2): org_, key_, agt_, ord_, dec_, kil_.
+ * After the prefix come 20 base-36 characters: 11 that sort by creation time
+ * (milliseconds × 4096 + a per-process sequence, so ids made in the same
+ * millisecond still sort in the order they were made), then 9 random ones.
+ * Ids are not secrets: every route checks the caller's organization.
+ */
 import { randomBytes } from "node:crypto";
 
 export type IdPrefix = "org" | "key" | "agt" | "ord" | "dec" | "kil";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
+let lastMs = 0;
+let seq = 0;
 
-/** A new id: prefix, underscore, 20 base-36 characters from a CSPRNG (~103 bits). */
-export function newId(prefix: IdPrefix): string {
-  const bytes = randomBytes(20);
-  let out = `${prefix}_`;
-  for (let i = 0; i < 20; i++) out += ALPHABET[bytes[i] % 36];
-  return out;
+export function newId(prefix: IdPrefix, now = Date.now()): string {
+  if (now > lastMs) {
+    lastMs = now;
+    seq = 0;
+  } else if (++seq >= 4096) {
+    // More than 4096 ids in one millisecond: borrow the next millisecond.
+    lastMs++;
+    seq = 0;
+  }
+  const time = (BigInt(lastMs) * 4096n + BigInt(seq)).toString(36).padStart(11, "0");
+  const bytes = randomBytes(9);
+  let rand = "";
+  for (let i = 0; i < 9; i++) rand += ALPHABET[bytes[i] % 36];
+  return `${prefix}_${time}${rand}`;
 }
 
 export const idPattern = (prefix: IdPrefix) => `^${prefix}_[0-9a-z]{20}$`;

@@ -67,6 +67,8 @@ function recordingVenue(database: () => Database) {
   const paper = createPaperVenue({ chainId: 137, paperMarkets: null });
   const statusAtPost = new Map<string, string | null>();
   const posts = new Map<string, number>();
+  /** ok: as the paper venue answers; refuse: a venue refusal; down: no answer; lost: accepted, but the answer is lost. */
+  const control = { mode: "ok" as "ok" | "refuse" | "down" | "lost", delayMs: 0 };
   const hook = async (req: PostSignedOrder, opts?: { signal?: AbortSignal }) => {
     const id = paper.orderIdFor(req.order);
     if (id) {
@@ -74,7 +76,12 @@ function recordingVenue(database: () => Database) {
       statusAtPost.set(id, row?.status ?? null);
       posts.set(id, (posts.get(id) ?? 0) + 1);
     }
-    return paper.postSignedOrder(req, opts);
+    if (control.delayMs) await new Promise((r) => setTimeout(r, control.delayMs));
+    if (control.mode === "refuse") return { ok: false as const, error: "not enough balance / allowance" };
+    if (control.mode === "down") throw new Error("connection reset by the venue");
+    const answer = await paper.postSignedOrder(req, opts);
+    if (control.mode === "lost") throw new Error("socket hang up after the venue accepted");
+    return answer;
   };
   const venue = new Proxy(paper, {
     get(target, prop) {
@@ -83,7 +90,7 @@ function recordingVenue(database: () => Database) {
       return typeof v === "function" ? v.bind(target) : v;
     },
   }) as PaperVenue & Venue;
-  return { venue, paper, statusAtPost, posts };
+  return { venue, paper, statusAtPost, posts, control };
 }
 
 /** The total size resting at `price` on a side of the paper book, 0 when there is no such level. */
@@ -356,6 +363,87 @@ describeEachDatabase("payload orders HTTP", (_kind, database) => {
       expect(rec.posts.has(order.order_hash)).toBe(false);
     });
 
+    test("a venue refusal is 502 venue_rejected: the order is rejected and its reservation released", async () => {
+      const tr = await newTrader(t);
+      const order = await approved(t, tr);
+      const sig = await signed(tr, order);
+      rec.control.mode = "refuse";
+      let res: TestResponse;
+      try {
+        res = await submitSigned(t, tr.key, order.order_id, sig);
+      } finally {
+        rec.control.mode = "ok";
+      }
+      const p = refused(res, 502, "venue_rejected", sig);
+      expect(p.venue_error).toContain("not enough balance");
+      expect(p.order_id).toBe(order.order_id);
+      const got = await getOrder(t, tr.key, order.order_id);
+      expect(got.status).toBe("rejected");
+      expect(statuses(got)).toEqual(["awaiting_signature", "submitting", "rejected"]);
+      expect(rec.statusAtPost.get(order.order_hash)).toBe("submitting");
+      const agent = await getAgent(t, tr);
+      expect(agent.daily_volume.used_usdc).toBe(0);
+      expect(agent.open_orders).toBe(0);
+      // Not sent again.
+      refused(await submitSigned(t, tr.key, order.order_id, sig), 409, "invalid_state", sig);
+      expect(rec.posts.get(order.order_hash)).toBe(1);
+    });
+
+    test("a venue that does not answer is 504 venue_timeout: the order is unknown, keeps its reservation, and is reconciled", async () => {
+      const tr = await newTrader(t);
+      const never = await approved(t, tr);
+      const lost = await approved(t, tr, { price: 0.39 });
+      const sigNever = await signed(tr, never);
+      const sigLost = await signed(tr, lost);
+      let down: TestResponse;
+      let gone: TestResponse;
+      try {
+        rec.control.mode = "down";
+        down = await submitSigned(t, tr.key, never.order_id, sigNever);
+        rec.control.mode = "lost";
+        gone = await submitSigned(t, tr.key, lost.order_id, sigLost);
+      } finally {
+        rec.control.mode = "ok";
+      }
+      for (const [res, sig, order] of [[down, sigNever, never], [gone, sigLost, lost]] as const) {
+        const p = refused(res, 504, "venue_timeout", sig);
+        expect(p.order_id).toBe(order.order_id);
+        expect((await getOrder(t, tr.key, order.order_id)).status).toBe("unknown");
+      }
+      // Unresolved orders keep their reservation: 5 + 12.82 × 0.39 (= 4.9998).
+      expect((await getAgent(t, tr)).daily_volume.used_usdc).toBe(9.9998);
+
+      await t.app.services.orders.reconcile();
+      const neverGot = await getOrder(t, tr.key, never.order_id);
+      expect(neverGot.status).toBe("rejected");
+      expect(statuses(neverGot)).toEqual(["awaiting_signature", "submitting", "unknown", "rejected"]);
+      const lostGot = await getOrder(t, tr.key, lost.order_id);
+      expect(lostGot.status).toBe("open");
+      expect(lostGot.venue_order_id).toBe(lost.order_hash);
+      const agent = await getAgent(t, tr);
+      expect(agent.daily_volume.used_usdc).toBe(4.9998);
+      expect(agent.open_orders).toBe(1);
+      // Reconciliation never re-posts.
+      expect(rec.posts.get(never.order_hash)).toBe(1);
+      expect(rec.posts.get(lost.order_hash)).toBe(1);
+      expect((await t.call("DELETE", `/v1/orders/${lost.order_id}`, { key: tr.key })).status).toBe(200);
+    });
+
+    test("a fill-or-kill order that cannot fill is cancelled at once and releases its reservation", async () => {
+      const tr = await newTrader(t);
+      const order = await approved(t, tr, { price: 0.45, order_type: "FOK" });
+      const res = await submitSigned(t, tr.key, order.order_id, await signed(tr, order));
+      expect(res.status).toBe(200);
+      expect(res.body.status).toBe("cancelled");
+      expect((await t.app.services.venue.getOrder({ venue_order_id: order.order_hash }))?.status).toBe("unmatched");
+      const got = await getOrder(t, tr.key, order.order_id);
+      expect(statuses(got)).toEqual(["awaiting_signature", "submitting", "cancelled"]);
+      expect(got.filled_usdc).toBe(0);
+      const agent = await getAgent(t, tr);
+      expect(agent.daily_volume.used_usdc).toBe(0);
+      expect(agent.open_orders).toBe(0);
+    });
+
     test("no log line holds a signature", () => {
       expect(signatures.size).toBeGreaterThan(10);
       const logs = t.logs.join("\n") + tShort.logs.join("\n");
@@ -499,6 +587,30 @@ describeEachDatabase("payload orders HTTP", (_kind, database) => {
       expectProblem(await t.call("DELETE", `/v1/orders/${order.order_id}`, { key: tr.key }), 409, "invalid_state");
     });
 
+    test("DELETE of a resting order that has filled at the venue records the fill instead of a cancellation", async () => {
+      const maker = await newTrader(t);
+      const taker = await newTrader(t);
+      // The maker's bid at 0.49 becomes the best bid: 5 / 0.49 → 10.20 shares, 4.998 USDC.
+      const { order, res } = await placed(maker, { price: 0.49 });
+      expect(res.body.status).toBe("open");
+      // The taker sells the same 10.20 shares at 0.49 and takes the whole bid.
+      const { res: sold } = await placed(taker, { side: "sell", price: 0.49 });
+      expect(sold.body.status).toBe("filled");
+      const atVenue = await t.app.services.venue.getOrder({ venue_order_id: order.order_hash });
+      expect(atVenue).toEqual({ venue_order_id: order.order_hash, status: "matched", filled_usdc: "4.998" });
+
+      const del = await t.call("DELETE", `/v1/orders/${order.order_id}`, { key: maker.key });
+      const p = expectProblem(del, 409, "invalid_state");
+      expect(p.order_status).toBe("filled");
+      const got = await getOrder(t, maker.key, order.order_id);
+      expect(got.status).toBe("filled");
+      expect(got.filled_usdc).toBe(4.998);
+      // The filled notional stays counted against the daily volume.
+      const agent = await getAgent(t, maker);
+      expect(agent.daily_volume.used_usdc).toBe(4.998);
+      expect(agent.open_orders).toBe(0);
+    });
+
     test("DELETE of a filled order is 409 and changes nothing", async () => {
       const tr = await newTrader(t);
       const { order, res } = await placed(tr, { size_usdc: 5.2, price: 0.52 });
@@ -611,6 +723,36 @@ describeEachDatabase("payload orders HTTP", (_kind, database) => {
       expect((await submitSigned(t, tr.key, after.order_id, await signed(tr, after))).status).toBe(200);
       // The order cancelled by the kill stays cancelled.
       refused(await submitSigned(t, tr.key, awaiting.order_id, awaitingSig), 409, "invalid_state", awaitingSig);
+    });
+
+    test("a kill during a submission waits for the venue's answer, then cancels the order there", async () => {
+      const tr = await newTrader(t);
+      // 5 / 0.12 → 41.66 shares, 4.9992 USDC, resting where no seeded bid is.
+      const order = await approved(t, tr, { market_id: MADRID_YES, price: 0.12 });
+      const sig = await signed(tr, order);
+      rec.control.delayMs = 150;
+      let submit: Promise<TestResponse>;
+      let kill: TestResponse;
+      try {
+        submit = submitSigned(t, tr.key, order.order_id, sig);
+        // The venue call has started: the row says submitting.
+        for (let i = 0; i < 100 && !rec.statusAtPost.has(order.order_hash); i++) await sleep(5);
+        expect(rec.statusAtPost.get(order.order_hash)).toBe("submitting");
+        kill = await t.call("POST", `/v1/agents/${tr.agent.id}/kill`, { key: tr.key });
+      } finally {
+        rec.control.delayMs = 0;
+      }
+      const submitted = await submit;
+      expect(submitted.status).toBe(200);
+      expect(kill.status).toBe(200);
+      expect(kill.body.cancelled).toEqual([order.order_id]);
+      expect(kill.body.failed).toEqual([]);
+      expect((await t.app.services.venue.getOrder({ venue_order_id: order.order_hash }))?.status).toBe("cancelled");
+      expect(restingAt(rec.paper, MADRID_YES, "bids", 0.12)).toBe(0);
+      const got = await getOrder(t, tr.key, order.order_id);
+      expect(got.status).toBe("cancelled");
+      expect(statuses(got)).toEqual(["awaiting_signature", "submitting", "open", "cancelled"]);
+      expect((await getAgent(t, tr)).daily_volume.used_usdc).toBe(0);
     });
 
     test("another organization cannot kill the agent; the agent keeps its orders", async () => {

@@ -54,7 +54,7 @@ export class OrderRepository {
       if (i.order) os.push(orderJson(i.order));
       if (i.decision) ds.push(decisionJson(i.decision));
     }
-    await this.db.execute(sql`with o as (insert into orders (${ORDER_COLUMNS}) select ${ORDER_COLUMNS} from json_to_recordset(${`[${os.join(",")}]`}::json) as x(${ORDER_RECORD})) insert into risk_decisions (${DECISION_COLUMNS}) select ${DECISION_COLUMNS} from json_to_recordset(${`[${ds.join(",")}]`}::json) as x(${DECISION_RECORD})`);
+    await this.db.execute(sql`with o as (insert into orders (${ORDER_COLUMNS}) select ${ORDER_COLUMNS} from jsonb_to_recordset(${`[${os.join(",")}]`}::jsonb) as x(${ORDER_RECORD})) insert into risk_decisions (${DECISION_COLUMNS}) select ${DECISION_COLUMNS} from jsonb_to_recordset(${`[${ds.join(",")}]`}::jsonb) as x(${DECISION_RECORD})`);
   }
 
   async get(id: string): Promise<OrderRow | null> {

@@ -139,11 +139,33 @@ export class OrderService {
         throw new VenueUnreachableError(error);
       }
       if (!result.ok) throw new VenueRejectedError(result.error.slice(0, 500), { order_id: row.id, order_status: row.status });
-      const done = await repo.transition(row.id, ["open", "unknown"], "cancelled", "cancelled by the client");
-      await actor.transition(row.id, { status: "cancelled" });
+      // A venue confirms an order that already filled as "done" too: read what it holds, so a
+      // fill is recorded as a fill (and keeps counting against the limits), not as a cancellation.
+      const state = await this.readVenueOrder(row.agentId, venueOrderId);
+      const filledUnits = state ? filledUnitsOf(state.filled_usdc) : undefined;
+      if (state?.status === "matched") {
+        const units = filledUnits || row.notionalUnits;
+        await repo.transition(row.id, ["open", "unknown"], "filled", "matched at the venue before the cancellation", { filledUnits: units });
+        await actor.transition(row.id, { status: "filled", filledUnits: units });
+        throw new InvalidStateError("the order filled at the venue before it could be cancelled", { order_status: "filled" });
+      }
+      const patch = filledUnits !== undefined ? { filledUnits } : {};
+      const done = await repo.transition(row.id, ["open", "unknown"], "cancelled", "cancelled by the client", patch);
+      await actor.transition(row.id, { status: "cancelled", ...patch });
       return toOrderModel(done ?? (await repo.get(row.id))!);
     }
     throw new InvalidStateError(`an order that is ${row.status} cannot be cancelled`, { order_status: row.status });
+  }
+
+  /** The venue's state of an order, or null when it cannot be read (best effort). */
+  private async readVenueOrder(agentId: string, venueOrderId: string) {
+    const read = (credentials?: VenueCredentials) =>
+      this.deps.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
+    try {
+      return (await this.deps.credentials.withAgentCredentials(agentId, read)) ?? (await read());
+    } catch {
+      return null;
+    }
   }
 
   /** Expires one unsigned order, in the actor first (so a submission in progress wins) and then in the database. */
@@ -216,5 +238,14 @@ export class OrderService {
       }
     }
     return { settled, pending };
+  }
+}
+
+/** A venue's filled USDC amount in 6-decimal units (floored); 0 when unreadable. */
+function filledUnitsOf(filledUsdc: string | undefined): bigint {
+  try {
+    return toUnits(filledUsdc || "0", 6, "floor");
+  } catch {
+    return 0n;
   }
 }
