@@ -63,6 +63,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
   const orderRepo = new OrderRepository(database.db, {
     maxInFlight: database.kind === "postgres" ? 4 : 1,
     onBatch: (n) => metrics.dbBatchSize.observe(n),
+    run: database.run,
   });
   const submission = new VenueSubmission({ repo: orderRepo, metrics, logger, venueName: venue.name });
   return {

@@ -12,9 +12,19 @@ import { runMigrations } from "./migrate.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
+/** Runs one statement with positional text parameters ($1, $2, …); see Database.run. */
+export type RunStatement = (text: string, params: string[]) => Promise<void>;
+
 export interface Database {
   readonly kind: "pglite" | "postgres";
   readonly db: Db;
+  /**
+   * Runs one statement outside drizzle, for hot statements whose text never
+   * changes. On PostgreSQL it is a named prepared statement: parsed and planned
+   * once per connection, then one round trip per call (drizzle's own queries
+   * are unnamed: a describe round trip and a fresh parse and plan on every call).
+   */
+  run?: RunStatement;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -39,6 +49,9 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   return {
     kind: "postgres",
     db,
+    run: async (text, params) => {
+      await client.unsafe(text, params, { prepare: true });
+    },
     ping: () => ping(db),
     close: () => client.end({ timeout: 5 }),
   };
@@ -54,6 +67,9 @@ async function openPglite(dir: string): Promise<Database> {
   return {
     kind: "pglite",
     db,
+    run: async (text, params) => {
+      await client.query(text, params);
+    },
     ping: () => ping(db),
     close: async () => {
       if (!client.closed) await client.close();

@@ -268,9 +268,9 @@ describe("markets HTTP", () => {
       },
     });
     const d = await createTestApp(await sharedPglite(), { venue: down });
-    const p = expectProblem(await d.call("GET", "/v1/markets"), 503, "unavailable");
+    const p = expectProblem(await d.call("GET", "/v1/markets"), 503, "venue_unavailable");
     expect(p.detail).not.toContain("connection refused");
-    expectProblem(await d.call("GET", "/v1/markets/123456789"), 503, "unavailable");
+    expectProblem(await d.call("GET", "/v1/markets/123456789"), 503, "venue_unavailable");
   });
 
   test("the OpenAPI document describes both routes as public", async () => {

@@ -8,7 +8,8 @@
  * as long as the venue's list does not change.
  */
 import pLimit from "p-limit";
-import { InvalidRequestError, NotFoundError, ServiceUnavailableError } from "../../errors/errors.ts";
+import { InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
+import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import { decimalPlaces, fromUnits, toUnits } from "../../money/units.ts";
 import { type Market, type Venue, VenueUnavailableError } from "../../venues/venue.ts";
 import type { MarketModel, MarketPage } from "./model.ts";
@@ -91,7 +92,7 @@ export class MarketService {
       return await fn(AbortSignal.timeout(this.opts.timeoutMs));
     } catch (error) {
       if (error instanceof VenueUnavailableError || (error as Error)?.name === "TimeoutError") {
-        throw new ServiceUnavailableError("the venue did not answer; try again");
+        throw new VenueUnavailableProblem("the venue did not answer with its markets; try again");
       }
       throw error;
     }

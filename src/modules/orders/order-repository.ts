@@ -4,7 +4,7 @@
  * also append to the order's history.
  */
 import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
-import type { Db } from "../../db/database.ts";
+import type { Db, RunStatement } from "../../db/database.ts";
 import { type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "../../db/schema.ts";
 import { decodeCursor, pageOf } from "../../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
@@ -24,11 +24,18 @@ export interface StatusPatch {
 export class OrderRepository {
   private readonly writer: BatchWriter<Write>;
 
+  private readonly run: RunStatement | undefined;
+
+  /**
+   * `maxInFlight`: batches committing at once (one connection each).
+   * `run`: the database's prepared-statement runner (Database.run), for the batch insert.
+   */
   constructor(
     private readonly db: Db,
-    opts: { maxInFlight: number; onBatch?: (n: number) => void },
+    opts: { maxInFlight: number; maxBatch?: number; onBatch?: (n: number) => void; run?: RunStatement },
   ) {
-    this.writer = new BatchWriter<Write>((items) => this.insertBatch(items), { maxInFlight: opts.maxInFlight, maxBatch: 256, onBatch: opts.onBatch });
+    this.run = opts.run;
+    this.writer = new BatchWriter<Write>((items) => this.insertBatch(items), { maxInFlight: opts.maxInFlight, maxBatch: opts.maxBatch ?? 256, onBatch: opts.onBatch });
   }
 
   /** Durably writes a new order (and its approving decision); resolves after commit. */
@@ -43,18 +50,21 @@ export class OrderRepository {
 
   /**
    * One statement per batch, whatever its size: the orders and the decisions
-   * travel as two JSON documents and are inserted by one INSERT … WITH, which
-   * is atomic and durable on its own (one round trip, one commit). Its text
-   * never changes, so the server prepares it once per connection.
+   * travel as two JSON documents and one INSERT … WITH inserts both, atomic and
+   * durable on its own (one round trip, one commit). Its text never changes, so
+   * with `run` the server parses and plans it once per connection.
    */
   private async insertBatch(items: Write[]): Promise<void> {
-    const os: string[] = [];
-    const ds: string[] = [];
+    let os = "[";
+    let ds = "[";
     for (const i of items) {
-      if (i.order) os.push(orderJson(i.order));
-      if (i.decision) ds.push(decisionJson(i.decision));
+      if (i.order) os += (os.length > 1 ? "," : "") + orderJson(i.order);
+      if (i.decision) ds += (ds.length > 1 ? "," : "") + decisionJson(i.decision);
     }
-    await this.db.execute(sql`with o as (insert into orders (${ORDER_COLUMNS}) select ${ORDER_COLUMNS} from jsonb_to_recordset(${`[${os.join(",")}]`}::jsonb) as x(${ORDER_RECORD})) insert into risk_decisions (${DECISION_COLUMNS}) select ${DECISION_COLUMNS} from jsonb_to_recordset(${`[${ds.join(",")}]`}::jsonb) as x(${DECISION_RECORD})`);
+    os += "]";
+    ds += "]";
+    if (this.run) await this.run(INSERT_BATCH, [os, ds]);
+    else await this.db.execute(sql`${sql.raw(INSERT_PARTS[0])}${os}${sql.raw(INSERT_PARTS[1])}${ds}${sql.raw(INSERT_PARTS[2])}`);
   }
 
   async get(id: string): Promise<OrderRow | null> {
@@ -177,10 +187,17 @@ const DECISION_FIELDS = [
   ["order_id", "text"],
   ["created_at", "timestamptz"],
 ] as const;
-const ORDER_COLUMNS = sql.raw(ORDER_FIELDS.map(([c]) => c).join(", "));
-const ORDER_RECORD = sql.raw(ORDER_FIELDS.map(([c, t]) => `${c} ${t}`).join(", "));
-const DECISION_COLUMNS = sql.raw(DECISION_FIELDS.map(([c]) => c).join(", "));
-const DECISION_RECORD = sql.raw(DECISION_FIELDS.map(([c, t]) => `${c} ${t}`).join(", "));
+const ORDER_COLUMNS = ORDER_FIELDS.map(([c]) => c).join(", ");
+const ORDER_RECORD = ORDER_FIELDS.map(([c, t]) => `${c} ${t}`).join(", ");
+const DECISION_COLUMNS = DECISION_FIELDS.map(([c]) => c).join(", ");
+const DECISION_RECORD = DECISION_FIELDS.map(([c, t]) => `${c} ${t}`).join(", ");
+/** The batch insert around its two parameters ($1 the orders, $2 the decisions, JSON arrays as text). */
+const INSERT_PARTS = [
+  `with o as (insert into orders (${ORDER_COLUMNS}) select ${ORDER_COLUMNS} from jsonb_to_recordset(`,
+  `::text::jsonb) as x(${ORDER_RECORD})) insert into risk_decisions (${DECISION_COLUMNS}) select ${DECISION_COLUMNS} from jsonb_to_recordset(`,
+  `::text::jsonb) as x(${DECISION_RECORD})`,
+] as const;
+const INSERT_BATCH = `${INSERT_PARTS[0]}$1${INSERT_PARTS[1]}$2${INSERT_PARTS[2]}`;
 
 const str = (v: string | null | undefined): string => (v === null || v === undefined ? "null" : JSON.stringify(v));
 const json = (v: unknown): string => (v === null || v === undefined ? "null" : JSON.stringify(v));

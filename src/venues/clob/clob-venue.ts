@@ -47,6 +47,8 @@ import {
 import { l2Headers } from "./l2-auth.ts";
 
 export const INITIAL_CURSOR = "MA==";
+/** Longest a cancel waits when its caller bounds it with a signal (the largest KILL_DEADLINE_MS). */
+export const CANCEL_CEILING_MS = 60_000;
 export const END_CURSOR = "LTE=";
 
 /** Thrown by reads when the venue answers an unexpected 4xx (for example 401 on an authenticated read). */
@@ -318,12 +320,19 @@ export class ClobVenue implements Venue {
     return this.postResult(r, req.order.side);
   }
 
+  /**
+   * Cancels one order. The caller's signal, when given, is the bound: a kill switch cancels under
+   * its own deadline (KILL_DEADLINE_MS, up to 60 s), which may be longer than the per-call timeout,
+   * and an unanswered cancel must stay in flight until that deadline rather than be given up at
+   * `timeoutMs`. Without a signal, `timeoutMs` applies; with one, at most CANCEL_CEILING_MS.
+   */
   async cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<CancelResult> {
     const body = JSON.stringify({ orderID: req.venue_order_id });
     const r = await this.call("DELETE", "/order", {
       body,
       headers: this.authHeaders(req.credentials, "DELETE", "/order", body),
       signal: opts?.signal,
+      timeoutMs: opts?.signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
     });
     const refused = this.refusal(r);
     if (refused) return refused;
@@ -480,10 +489,11 @@ export class ClobVenue implements Venue {
   private async call(
     method: string,
     path: string,
-    o: { query?: Record<string, string>; body?: string; headers?: Record<string, string>; signal?: AbortSignal },
+    o: { query?: Record<string, string>; body?: string; headers?: Record<string, string>; signal?: AbortSignal; timeoutMs?: number },
   ): Promise<HttpResult> {
     const url = `${this.base}${path}${o.query ? `?${new URLSearchParams(o.query).toString()}` : ""}`;
-    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const timeoutMs = o.timeoutMs ?? this.timeoutMs;
+    const timeout = AbortSignal.timeout(timeoutMs);
     const signal = o.signal ? AbortSignal.any([timeout, o.signal]) : timeout;
     const headers: Record<string, string> = { Accept: "application/json", ...o.headers };
     if (o.body !== undefined) headers["Content-Type"] = "application/json";
@@ -502,7 +512,7 @@ export class ClobVenue implements Venue {
     } catch (err) {
       let why: string;
       if (o.signal?.aborted) why = "aborted by the caller";
-      else if (timeout.aborted) why = `no answer within ${this.timeoutMs} ms`;
+      else if (timeout.aborted) why = `no answer within ${timeoutMs} ms`;
       else why = `connection failed (${(err as Error)?.message ?? String(err)})`;
       throw new VenueUnavailableError(`${method} ${path}: ${why}`, { cause: err });
     }
