@@ -18,6 +18,8 @@ import {
   type BreakerState,
   type Clock,
   type CredentialsInfo,
+  type CancelOutcome,
+  type KillOutcome,
   type KillPorts,
   type OrderStatus,
   type RiskState,
@@ -61,6 +63,8 @@ export type VenueOutcome =
 
 export interface KillResult {
   cancelled: string[];
+  /** Orders the venue had already matched before the cancel reached it. */
+  filled: string[];
   failed: string[];
   credentialsDeleted: boolean;
 }
@@ -291,6 +295,19 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     return this.limits;
   }
 
+  /**
+   * Counts a fill learned after an order ended (a cancelled order that had
+   * partly filled): that part keeps counting against the daily volume and exposure.
+   */
+  addLateFill(order: Pick<TrackedOrder, "tradingDay" | "conditionId" | "side">, filledUnits: bigint): Promise<void> {
+    return this.mailbox.send(() => {
+      if (filledUnits <= 0n) return;
+      this.daily.set(order.tradingDay, (this.daily.get(order.tradingDay) ?? 0n) + filledUnits);
+      const signed = order.side === "buy" ? filledUnits : -filledUnits;
+      this.exposure.set(order.conditionId, (this.exposure.get(order.conditionId) ?? 0n) + signed);
+    });
+  }
+
   /** Counts a venue error or success toward the venue-errors breaker. */
   recordVenueResult(ok: boolean): Promise<void> {
     return this.mailbox.send(async () => {
@@ -315,8 +332,15 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
    * under one deadline. Orders whose cancellation is not confirmed in time are
    * failed. Delegated credentials are deleted afterwards. Kills run one after
    * another, so a second kill is harmless.
+   *
+   * At most `concurrency` cancellations are in flight. A cancellation the venue
+   * has not answered after `stallMs` gives its slot back while other orders
+   * still wait for one, and goes to the back of the line for another attempt
+   * (a cancel is idempotent: "already cancelled" counts as done); so a venue
+   * that holds some requests open cannot keep the others from being tried.
+   * Once nobody waits, unanswered cancels stay in flight until the deadline.
    */
-  kill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number }): Promise<KillResult> {
+  kill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number }): Promise<KillResult> {
     // The breaker trips synchronously, before any queued message runs.
     this.breaker = { state: "tripped", reason: "kill", since: new Date(this.clock.now()) };
     const run = this.killChain.then(() => this.runKill(ports, opts));
@@ -324,7 +348,7 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     return run;
   }
 
-  private async runKill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number }): Promise<KillResult> {
+  private async runKill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number }): Promise<KillResult> {
     const targets = await this.mailbox.send(async () => {
       this.breaker = { state: "tripped", reason: "kill", since: this.breaker.since ?? new Date(this.clock.now()) };
       await this.store.saveBreaker(this.profile.id, this.breaker, this.venueErrorStreak);
@@ -337,19 +361,20 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
       else signal.addEventListener("abort", () => resolve("deadline"), { once: true });
     });
     const limit = pLimit(opts.concurrency);
+    const stallMs = opts.stallMs ?? Math.max(100, Math.min(1000, Math.floor(remaining / 5)));
     const outcomes = await Promise.all(
       targets.map(async (id) => {
-        const outcome = await this.cancelForKill(id, ports, signal, deadline, limit);
+        const outcome = await this.cancelForKill(id, ports, { signal, deadline, limit, stallMs });
         return outcome ? { orderId: id, ...outcome } : null;
       }),
     );
     const done = outcomes.filter((o): o is NonNullable<typeof o> => o !== null);
     if (done.length) await ports.saveOutcomes(done);
-    const result: KillResult = { cancelled: [], failed: [], credentialsDeleted: false };
+    const result: KillResult = { cancelled: [], filled: [], failed: [], credentialsDeleted: false };
     await this.mailbox.send(async () => {
       for (const o of done) {
-        this.apply(o.orderId, { status: o.status });
-        (o.status === "cancelled" ? result.cancelled : result.failed).push(o.orderId);
+        this.apply(o.orderId, o.filledUnits !== undefined ? { status: o.status, filledUnits: o.filledUnits } : { status: o.status });
+        result[o.status].push(o.orderId);
       }
       if (this.profile.mode === "delegated" || this.credentials) {
         result.credentialsDeleted = await this.store.deleteCredentials(this.profile.id);
@@ -363,13 +388,11 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
   private async cancelForKill(
     id: string,
     ports: KillPorts,
-    signal: AbortSignal,
-    deadline: Promise<"deadline">,
-    limit: ReturnType<typeof pLimit>,
-  ): Promise<{ status: "cancelled" | "failed"; reason: string } | null> {
+    k: { signal: AbortSignal; deadline: Promise<"deadline">; limit: ReturnType<typeof pLimit>; stallMs: number },
+  ): Promise<Omit<KillOutcome, "orderId"> | null> {
     const written = this.writes.get(id);
     if (written) {
-      const r = await Promise.race([written.then(() => "ok" as const, () => "gone" as const), deadline]);
+      const r = await Promise.race([written.then(() => "ok" as const, () => "gone" as const), k.deadline]);
       if (r === "gone") return null;
       if (r === "deadline") return { status: "failed", reason: "kill deadline passed before the order was written" };
     }
@@ -378,17 +401,52 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     if (order.status === "awaiting_signature") return { status: "cancelled", reason: "kill switch" };
     const flight = this.inflight.get(id);
     if (flight) {
-      const r = await Promise.race([flight.then(() => "ok" as const), deadline]);
+      // Placed while the kill runs: wait for the venue's answer, then cancel what it accepted.
+      const r = await Promise.race([flight.then(() => "ok" as const), k.deadline]);
       if (r === "deadline") return { status: "failed", reason: "kill deadline passed while the order was being placed" };
       order = this.active.get(id);
       if (!order) return null;
     }
-    if (!order.venueOrderId) return { status: "failed", reason: "order has no venue id to cancel" };
+    // An order without a venue id (unknown after a timeout, or submitting from an earlier process)
+    // may still be at the venue: the port cancels it by its order hash.
     const snapshot = { ...order };
-    const outcome = await limit(() => (signal.aborted ? Promise.resolve("failed" as const) : ports.cancelAtVenue(snapshot, signal)));
-    return outcome === "cancelled"
-      ? { status: "cancelled", reason: "kill switch" }
-      : { status: "failed", reason: "cancellation not confirmed before the kill deadline" };
+    for (;;) {
+      const attempt = await k.limit(() => this.cancelAttempt(snapshot, ports, k));
+      if (attempt !== "failed" && attempt !== "stalled") {
+        return attempt.status === "filled"
+          ? { status: "filled", reason: "matched at the venue before the kill", filledUnits: attempt.filledUnits }
+          : { status: "cancelled", reason: "kill switch", filledUnits: attempt.filledUnits };
+      }
+      if (attempt === "failed" || k.signal.aborted) {
+        return { status: "failed", reason: "cancellation not confirmed before the kill deadline" };
+      }
+      // "stalled": the slot went to a waiting order; try again from the back of the line.
+    }
+  }
+
+  /** One cancellation inside a concurrency slot; "stalled" when it gave the slot up to waiting orders. */
+  private async cancelAttempt(
+    order: TrackedOrder,
+    ports: KillPorts,
+    k: { signal: AbortSignal; limit: ReturnType<typeof pLimit>; stallMs: number },
+  ): Promise<Exclude<CancelOutcome, { status: "failed" }> | "failed" | "stalled"> {
+    if (k.signal.aborted) return "failed";
+    const stall = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const watch = (ms: number) => {
+      timer = setTimeout(() => {
+        if (k.limit.pendingCount > 0) stall.abort();
+        else watch(Math.max(10, Math.floor(k.stallMs / 10)));
+      }, ms);
+    };
+    watch(k.stallMs);
+    try {
+      const outcome = await ports.cancelAtVenue(order, AbortSignal.any([k.signal, stall.signal]));
+      if (outcome.status !== "failed") return outcome;
+      return stall.signal.aborted && !k.signal.aborted ? "stalled" : "failed";
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   // ---------------------------------------------------------------- registry

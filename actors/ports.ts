@@ -103,11 +103,23 @@ export interface Clock {
 export const systemClock: Clock = { now: () => Date.now() };
 
 /** Outcome of one cancellation at the venue, within the kill deadline. */
-export type CancelOutcome = "cancelled" | "failed";
+/**
+ * Outcome of one cancellation at the venue, within the kill deadline:
+ * cancelled (with what had filled, when the venue said so), filled (it had
+ * matched before the cancel reached it), or failed (not confirmed in time).
+ */
+export type CancelOutcome = { status: "cancelled" | "filled"; filledUnits?: bigint } | { status: "failed" };
+
+export interface KillOutcome {
+  orderId: string;
+  status: "cancelled" | "filled" | "failed";
+  reason: string;
+  filledUnits?: bigint;
+}
 
 export interface KillPorts {
-  /** Cancels one order at the venue; resolves "failed" when not confirmed before the signal aborts. */
+  /** Cancels one order at the venue; resolves failed when not confirmed before the signal aborts. */
   cancelAtVenue(order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome>;
-  /** Persists the final statuses of a kill in one write. */
-  saveOutcomes(outcomes: { orderId: string; status: "cancelled" | "failed"; reason: string }[]): Promise<void>;
+  /** Persists the final statuses of a kill. */
+  saveOutcomes(outcomes: KillOutcome[]): Promise<void>;
 }

@@ -243,7 +243,24 @@ interface CpuShare {
   machine: number;
 }
 
-async function runLoadProcess(target: Target, o: { connections: number; warmup: number; duration: number }, bareBody: string): Promise<LoadResult & { cpu: CpuShare }> {
+/** Sum and count of the service's db_batch_size histogram (group-commit batches), or null. */
+async function batchStats(target: Target): Promise<{ sum: number; count: number } | null> {
+  if (target.name === "bare") return null;
+  try {
+    const text = await (await fetch(`${target.base}/metrics`)).text();
+    const sum = Number(/^db_batch_size_sum(?:\{\})? (\S+)$/m.exec(text)?.[1]);
+    const count = Number(/^db_batch_size_count(?:\{\})? (\S+)$/m.exec(text)?.[1]);
+    return Number.isFinite(sum) && Number.isFinite(count) ? { sum, count } : null;
+  } catch {
+    return null;
+  }
+}
+
+async function runLoadProcess(
+  target: Target,
+  o: { connections: number; warmup: number; duration: number },
+  bareBody: string,
+): Promise<LoadResult & { cpu: CpuShare; meanBatch: number | null }> {
   const cfg: LoadConfig = {
     ...target.load,
     bodies: target.load.bodies?.length ? target.load.bodies : [bareBody],
@@ -255,6 +272,7 @@ async function runLoadProcess(target: Target, o: { connections: number; warmup: 
   tempDirs.push(dir);
   const file = join(dir, "load.json");
   writeFileSync(file, JSON.stringify(cfg));
+  const batches0 = await batchStats(target);
   const wall0 = performance.now();
   const target0 = processCpuSeconds(target.child.pid);
   const machine0 = machineCpuSeconds();
@@ -273,7 +291,9 @@ async function runLoadProcess(target: Target, o: { connections: number; warmup: 
     machine: ((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * cpus().length,
   };
   if (code !== 0) throw new Error(`load generator exited with ${code}`);
-  return { ...(JSON.parse(out.trim().split("\n").pop()!) as LoadResult), cpu };
+  const batches1 = await batchStats(target);
+  const meanBatch = batches0 && batches1 && batches1.count > batches0.count ? (batches1.sum - batches0.sum) / (batches1.count - batches0.count) : null;
+  return { ...(JSON.parse(out.trim().split("\n").pop()!) as LoadResult), cpu, meanBatch };
 }
 
 // ------------------------------------------------------------------ PostgreSQL bench database
@@ -343,7 +363,7 @@ async function main() {
 
   const targets: Target[] = [];
   let pgAvailable = false;
-  const results: Record<string, (LoadResult & { cpu: CpuShare })[]> = { bare: [], pglite: [], postgres: [] };
+  const results: Record<string, Awaited<ReturnType<typeof runLoadProcess>>[]> = { bare: [], pglite: [], postgres: [] };
   let totalOkPg = 0;
   let setupOkPg = 0;
   try {
@@ -368,7 +388,7 @@ async function main() {
         results[t.name].push(res);
         if (t.name === "postgres") totalOkPg += res.total_ok;
         console.log(
-          `round ${r + 1} ${t.name.padEnd(8)} rps ${fmt(res.rps).padStart(6)}  p50 ${fmt(res.p50_ms, 2)} ms  p99 ${fmt(res.p99_ms, 2)} ms  max ${fmt(res.max_ms, 1)} ms  non-2xx ${res.non2xx}  errors ${res.errors}  cpu cores: server ${fmt(res.cpu.target, 2)}, load ${fmt(res.cpu.load, 2)}, machine ${fmt(res.cpu.machine, 2)}${res.first_error ? `  (${res.first_error})` : ""}`,
+          `round ${r + 1} ${t.name.padEnd(8)} rps ${fmt(res.rps).padStart(6)}  p50 ${fmt(res.p50_ms, 2)} ms  p99 ${fmt(res.p99_ms, 2)} ms  max ${fmt(res.max_ms, 1)} ms  non-2xx ${res.non2xx}  errors ${res.errors}  cpu cores: server ${fmt(res.cpu.target, 2)}, load ${fmt(res.cpu.load, 2)}, machine ${fmt(res.cpu.machine, 2)}${res.meanBatch !== null ? `  mean batch ${fmt(res.meanBatch, 1)}` : ""}${res.first_error ? `  (${res.first_error})` : ""}`,
         );
       }
     }

@@ -73,7 +73,9 @@ async function freePort(): Promise<number> {
 }
 
 function spawnLogged(cmd: string[], env: Record<string, string>, what: string): Subprocess {
-  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe" });
+  // A process group of its own: `bun run venue-sim` runs the simulator as a grandchild, and the
+  // whole group is signalled on the way out (see signal()).
+  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe", detached: true });
   children.add(child);
   void (async () => {
     const decoder = new TextDecoder();
@@ -98,11 +100,24 @@ async function waitUp(url: string, child: Subprocess, what: string, timeoutMs = 
   throw new Error(`${what} did not answer within ${timeoutMs} ms`);
 }
 
+/** Signals the child's whole process group (it leads one: spawned detached), or the child alone. */
+function signal(child: Subprocess, sig: "SIGTERM" | "SIGKILL"): void {
+  try {
+    process.kill(-child.pid, sig);
+  } catch {
+    try {
+      child.kill(sig);
+    } catch {
+      // already gone
+    }
+  }
+}
+
 async function stopChild(child: Subprocess): Promise<void> {
   if (child.exitCode === null) {
-    child.kill("SIGTERM");
+    signal(child, "SIGTERM");
     const done = await Promise.race([child.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
-    if (!done) child.kill("SIGKILL");
+    if (!done) signal(child, "SIGKILL");
   }
   children.delete(child);
 }
@@ -270,6 +285,8 @@ interface Run2 {
   failed: number;
   exact: boolean;
   everyOrderTried: boolean;
+  /** Orders whose cancel was sent again after an unanswered attempt gave its slot to waiting orders. */
+  retried: number;
   notes: string[];
 }
 
@@ -339,7 +356,8 @@ async function round(svc: Service, venue: Venue, n: number, placeConcurrency: nu
     failed.size + cancelledInDb.size === n &&
     k2.body.credentials_deleted === true;
   const counts2 = [...placed.values()].map((vid) => stats2.cancels[vid] ?? 0);
-  const everyOrderTried = counts2.every((c) => c === 1);
+  const everyOrderTried = counts2.every((c) => c >= 1);
+  const retried = counts2.filter((c) => c > 1).length;
   const notes2: string[] = [];
   if (!exact) {
     const onlyHung = [...hung].filter((x) => !failed.has(x)).length;
@@ -348,14 +366,12 @@ async function round(svc: Service, venue: Venue, n: number, placeConcurrency: nu
       `live at the venue but not failed: ${onlyHung}, failed but not live at the venue: ${onlyFailed}, failed+flagged in the database: ${failedInDb.size}, cancelled in the database: ${cancelledInDb.size}, cancelled at the venue: ${cancelledAtVenue.size}`,
     );
   }
-  if (!everyOrderTried) {
-    notes2.push(`orders that never got a cancel request: ${counts2.filter((c) => c === 0).length}, more than one: ${counts2.filter((c) => c > 1).length}`);
-  }
-  const run2: Run2 = { wallMs: k2.wallMs, durationMs: k2.body.duration_ms, hung: hung.size, failed: failed.size, exact, everyOrderTried, notes: notes2 };
+  if (!everyOrderTried) notes2.push(`orders that never got a cancel request: ${counts2.filter((c) => c === 0).length}`);
+  const run2: Run2 = { wallMs: k2.wallMs, durationMs: k2.body.duration_ms, hung: hung.size, failed: failed.size, exact, everyOrderTried, retried, notes: notes2 };
   console.log(
     `    run 2 (${n} orders, ${CANCEL_LATENCY_MS} ms per cancel, ${HANG_RATIO * 100} % hang): wall ${k2.wallMs.toFixed(0)} ms, duration_ms ${k2.body.duration_ms}, ` +
       `${k2.body.cancelled.length} cancelled / ${failed.size} failed, hung at the venue ${hung.size}, exactly the hung ones failed+flagged: ${exact}, ` +
-      `every order got exactly one cancel request: ${everyOrderTried}` +
+      `every order got a cancel request: ${everyOrderTried} (${retried} sent again after a stalled attempt)` +
       (notes2.length ? `  (${notes2.join("; ")})` : ""),
   );
   return { run1, run2 };
@@ -486,7 +502,7 @@ async function main() {
       line(runs.every((x) => x.run1.allCancelled && x.run1.onceEach), `${kind}: every order cancelled, each exactly once at the venue (all ${runs.length} rounds)`);
       line(w2 >= 5000 && w2 <= 5300, `${kind}: with ${HANG_RATIO * 100} % of cancels hanging the answer came at 5.0–5.3 s (median wall ${w2.toFixed(0)} ms)`);
       line(runs.every((x) => x.run2.exact), `${kind}: exactly the hung orders failed + flagged_for_review, all others cancelled (all ${runs.length} rounds)`);
-      line(runs.every((x) => x.run2.everyOrderTried), `${kind}: every order got exactly one cancel request despite the hung ones (all ${runs.length} rounds)`);
+      line(runs.every((x) => x.run2.everyOrderTried), `${kind}: hung cancels did not starve the others: every order got a cancel request (all ${runs.length} rounds)`);
     }
   } finally {
     for (const c of [...children]) await stopChild(c);
@@ -495,9 +511,9 @@ async function main() {
   }
 }
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    for (const c of [...children]) c.kill("SIGKILL");
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.on(sig, () => {
+    for (const c of [...children]) signal(c, "SIGKILL");
     process.exit(130);
   });
 }
@@ -507,6 +523,6 @@ try {
   process.exit(0);
 } catch (error) {
   console.error(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : error}`);
-  for (const c of [...children]) c.kill("SIGKILL");
+  for (const c of [...children]) signal(c, "SIGKILL");
   process.exit(1);
 }

@@ -67,13 +67,43 @@ async function openPglite(dir: string): Promise<Database> {
   return {
     kind: "pglite",
     db,
-    run: async (text, params) => {
-      await client.query(text, params);
-    },
+    run: pgliteRunner(client),
     ping: () => ping(db),
     close: async () => {
       if (!client.closed) await client.close();
     },
+  };
+}
+
+/**
+ * PGlite re-parses and re-plans every parameterized query, and each call has a
+ * fixed cost of its own, so a hot statement is PREPAREd once in its single
+ * session and then run with EXECUTE, its text parameters as escaped E'' literals
+ * (backslashes and quotes doubled, so the text arrives exactly as given).
+ */
+function pgliteRunner(client: { exec(sql: string): Promise<unknown> }): RunStatement {
+  const prepared = new Map<string, Promise<string>>();
+  const prepare = (text: string): Promise<string> => {
+    let name = prepared.get(text);
+    if (!name) {
+      const n = `brokerage_stmt_${prepared.size + 1}`;
+      name = client.exec(`prepare ${n} as ${text}`).then(() => n);
+      name.catch(() => prepared.delete(text));
+      prepared.set(text, name);
+    }
+    return name;
+  };
+  const literal = (v: string) => `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
+  return async (text, params) => {
+    const args = params.map(literal).join(", ");
+    try {
+      await client.exec(`execute ${await prepare(text)}(${args})`);
+    } catch (error) {
+      // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
+      if ((error as { code?: string }).code !== "26000") throw error;
+      prepared.delete(text);
+      await client.exec(`execute ${await prepare(text)}(${args})`);
+    }
   };
 }
 

@@ -144,6 +144,8 @@ export const kills = pgTable("kills", {
   startedAt: ts("started_at").notNull(),
   completedAt: ts("completed_at"),
   cancelled: jsonb("cancelled").$type<string[]>().notNull(),
+  /** Orders that had already matched at the venue when the kill reached them. */
+  filled: jsonb("filled").$type<string[]>().notNull().default([]),
   failed: jsonb("failed").$type<string[]>().notNull(),
   credentialsDeleted: boolean("credentials_deleted").notNull().default(false),
 });

@@ -36,8 +36,38 @@ export function routeLabel(pathname: string): string {
     .join("/");
 }
 
+/**
+ * The path of a request's URL: what `new URL(url).pathname` gives, read off the
+ * string. `request.url` is already a serialized URL (scheme://authority/path?query#fragment),
+ * so the path runs from the first "/" after the authority to the first "?" or "#".
+ */
+export function pathOf(url: string): string {
+  const scheme = url.indexOf("://");
+  if (scheme < 0) return new URL(url).pathname;
+  let start = -1;
+  let end = url.length;
+  for (let i = scheme + 3; i < end; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 63 /* ? */ || c === 35 /* # */) end = i;
+    else if (c === 47 /* / */ && start < 0) start = i;
+  }
+  return start < 0 ? "/" : url.slice(start, end);
+}
+
 export function createHandler(opts: HandlerOptions): (request: Request) => Promise<Response> {
   const { app, logger, idempotency, maxBodyBytes, observer } = opts;
+
+  /** routeLabel by path, for the paths seen lately (bounded: cleared when it grows large). */
+  const labels = new Map<string, string>();
+  const labelOf = (path: string): string => {
+    let label = labels.get(path);
+    if (label === undefined) {
+      label = routeLabel(path);
+      if (labels.size >= 1000) labels.clear();
+      labels.set(path, label);
+    }
+    return label;
+  };
 
   const fail = (e: ProblemError, id: string) => problemResponse(e, id);
 
@@ -138,12 +168,12 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
       response.headers.set("x-request-id", id);
     }
     const seconds = (performance.now() - started) / 1000;
-    const path = new URL(request.url).pathname;
-    // Paths that match no route share one label, so random paths cannot grow the metrics without bound.
-    const route = meta.unmatched ? "unmatched" : routeLabel(path);
-    observer?.observe(request.method, route, response.status, seconds);
-    if (logger.isEnabled("info")) {
-      logger.info("request", { request_id: id, method: request.method, path: routeLabel(path), status: response.status, ms: Math.round(seconds * 1e4) / 10 });
+    const logged = logger.isEnabled("info");
+    if (observer || logged) {
+      const label = labelOf(pathOf(request.url));
+      // Paths that match no route share one label, so random paths cannot grow the metrics without bound.
+      observer?.observe(request.method, meta.unmatched ? "unmatched" : label, response.status, seconds);
+      if (logged) logger.info("request", { request_id: id, method: request.method, path: label, status: response.status, ms: Math.round(seconds * 1e4) / 10 });
     }
     return response;
   };

@@ -95,7 +95,12 @@ export type PostResult =
   | { ok: true; venue_order_id: string; status: VenueOrderStatus; filled_usdc?: string }
   | { ok: false; error: string };
 
-export type CancelResult = { ok: true } | { ok: false; error: string };
+/**
+ * ok: the order is no longer live at the venue. `already` says the venue had
+ * nothing left to cancel (it was cancelled or matched before): the caller
+ * should read the order to learn whether it filled.
+ */
+export type CancelResult = { ok: true; already?: boolean } | { ok: false; error: string };
 
 export interface VenueOrderState {
   venue_order_id: string;

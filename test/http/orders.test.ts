@@ -669,7 +669,7 @@ describeEachDatabase("payload orders HTTP", (_kind, database) => {
       expect(res.status).toBe(200);
       const k = res.body;
       expect(Object.keys(k).sort()).toEqual(
-        ["agent", "agent_id", "cancelled", "completed_at", "credentials_deleted", "duration_ms", "failed", "kill_id", "started_at"].sort(),
+        ["agent", "agent_id", "cancelled", "completed_at", "credentials_deleted", "duration_ms", "failed", "filled", "kill_id", "started_at"].sort(),
       );
       expect(k.kill_id).toMatch(/^kil_[0-9a-z]+$/);
       expect(k.agent_id).toBe(tr.agent.id);

@@ -134,7 +134,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
 }
 
 /** How long deleteCredentials waits for its VACUUM; the VACUUM itself carries on in the background. */
-const VACUUM_WAIT_MS = 1000;
+const VACUUM_WAIT_MS = 250;
 const vacuums = new WeakMap<Db, { running: Promise<void> | null; queued: Promise<void> | null }>();
 
 /**

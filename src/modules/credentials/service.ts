@@ -131,6 +131,19 @@ export class CredentialsService {
     });
   }
 
+  /**
+   * Runs `fn` exactly once: with the agent's opened credentials when it has
+   * some, else with none (the paper venue, or a payload-mode agent).
+   */
+  async withAgentCredentialsOrNone<T>(agentId: string, fn: (creds: VenueCredentials | undefined) => Promise<T>): Promise<T> {
+    let ran = false;
+    const result = await this.withAgentCredentials(agentId, (creds) => {
+      ran = true;
+      return fn(creds);
+    });
+    return ran ? (result as T) : fn(undefined);
+  }
+
   /** Asks the venue to confirm the credentials, bounded by the timeout. */
   private async confirm(creds: VenueCredentials, agentId: string): Promise<void> {
     const { venue, logger, confirmTimeoutMs } = this.deps;

@@ -12,6 +12,7 @@ export const KillResult = t.Object({
   completed_at: t.String(),
   duration_ms: t.Integer(),
   cancelled: t.Array(t.String()),
+  filled: t.Array(t.String(), { description: "orders that had already matched at the venue when the kill reached them" }),
   failed: t.Array(t.String()),
   credentials_deleted: t.Boolean(),
   agent: AgentModel,

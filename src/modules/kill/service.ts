@@ -3,7 +3,9 @@
  * open order concurrently under one deadline, fail and flag what the venue did
  * not confirm in time, then delete delegated credentials irreversibly.
  */
-import type { CancelOutcome, TrackedOrder } from "../../../actors/ports.ts";
+import pLimit from "p-limit";
+import type { KillResult } from "../../../actors/agent-actor.ts";
+import type { CancelOutcome, KillOutcome, KillPorts, TrackedOrder } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
 import { kills } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
@@ -11,7 +13,8 @@ import { newId } from "../../ids.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
 import type { Venue, VenueCredentials } from "../../venues/venue.ts";
-import { type AgentService, toAgentModel } from "../agents/service.ts";
+import { toUnits } from "../../money/units.ts";
+import { type Actor, type AgentService, toAgentModel } from "../agents/service.ts";
 import type { CredentialSource } from "../orders/intent-service.ts";
 import type { OrderRepository } from "../orders/order-repository.ts";
 
@@ -28,6 +31,7 @@ export class KillService {
       metrics: ServiceMetrics;
       logger: Logger;
       deadlineMs: number;
+      venueTimeoutMs: number;
       concurrency: number;
     },
   ) {}
@@ -39,32 +43,72 @@ export class KillService {
     const actor = await agents.actorFor(caller, agentId);
     const killId = newId("kil");
 
-    const run = (credentials: VenueCredentials | undefined) =>
-      actor.kill(
-        {
-          cancelAtVenue: async (order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome> => {
-            try {
-              const r = await venue.cancelOrder({ venue_order_id: order.venueOrderId!, credentials }, { signal });
-              if (!r.ok) logger.warn("kill: venue refused a cancellation", { kill_id: killId, order_id: order.id, venue_error: r.error.slice(0, 200) });
-              return r.ok ? "cancelled" : "failed";
-            } catch {
-              return "failed";
-            }
-          },
-          saveOutcomes: async (outcomes) => {
-            const cancelled = outcomes.filter((o) => o.status === "cancelled").map((o) => o.orderId);
-            const failed = outcomes.filter((o) => o.status === "failed").map((o) => o.orderId);
-            await Promise.all([
-              repo.transitionMany(cancelled, [...ACTIVE], "cancelled", "kill switch"),
-              repo.transitionMany(failed, [...ACTIVE], "failed", "kill switch: cancellation not confirmed before the deadline", { flaggedForReview: true }),
-            ]);
-          },
-        },
-        { deadlineAt, concurrency: this.deps.concurrency },
-      );
+    // The cancellations wait for the credentials, which are opened only after the breaker tripped.
+    let provide!: (c: VenueCredentials | undefined) => void;
+    const credentials = new Promise<VenueCredentials | undefined>((resolve) => (provide = resolve));
 
-    // Delegated credentials are opened once for the whole fan-out and wiped when it ends.
-    const result = (await this.deps.credentials.withAgentCredentials(agentId, (c) => run(c))) ?? (await run(undefined));
+    const ports: KillPorts = {
+      cancelAtVenue: async (order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome> => {
+        try {
+          const c = await credentials;
+          // Unknown after a timeout, or submitting from an earlier process: the venue id is the order hash.
+          const venueOrderId = order.venueOrderId ?? (await repo.get(order.id))?.orderHash ?? null;
+          if (!venueOrderId) return { status: "failed" };
+          const r = await venue.cancelOrder({ venue_order_id: venueOrderId, credentials: c }, { signal });
+          if (!r.ok) {
+            logger.warn("kill: venue refused a cancellation", { kill_id: killId, order_id: order.id, venue_error: r.error.slice(0, 200) });
+            return { status: "failed" };
+          }
+          if (!r.already) return { status: "cancelled" };
+          // Nothing left to cancel: it was cancelled or it matched before the kill reached it.
+          const state = await venue.getOrder({ venue_order_id: venueOrderId, credentials: c }, { signal }).catch(() => null);
+          if (!state) return { status: "cancelled" };
+          const filledUnits = unitsOf(state.filled_usdc);
+          return state.status === "matched" ? { status: "filled", filledUnits: filledUnits || order.notionalUnits } : { status: "cancelled", filledUnits };
+        } catch {
+          return { status: "failed" };
+        }
+      },
+      saveOutcomes: async (outcomes) => {
+        const plain = (status: KillOutcome["status"]) => outcomes.filter((o) => o.status === status && o.filledUnits === undefined).map((o) => o.orderId);
+        await Promise.all([
+          repo.transitionMany(plain("cancelled"), [...ACTIVE], "cancelled", "kill switch"),
+          repo.transitionMany(plain("failed"), [...ACTIVE], "failed", "kill switch: cancellation not confirmed before the deadline", { flaggedForReview: true }),
+          ...outcomes
+            .filter((o) => o.filledUnits !== undefined)
+            .map((o) => repo.transition(o.orderId, [...ACTIVE], o.status, o.reason, { filledUnits: o.filledUnits })),
+        ]);
+      },
+    };
+
+    // 1. The breaker trips here, synchronously, before anything else happens (no venue call, no read).
+    const running = actor.kill(ports, { deadlineAt, concurrency: this.deps.concurrency });
+    // 2. Delegated credentials are opened once for the whole fan-out and wiped when it ends; the
+    //    actor deletes the stored ciphertext after the cancellations.
+    //    They stay open after the answer only while the fills of the cancelled orders are read.
+    let handedOver = false;
+    const settle = (r: KillResult, c: VenueCredentials | undefined) =>
+      this.settleFills(actor, r.cancelled, c).catch((error: unknown) => logger.warn("kill: settling fills failed", { kill_id: killId, error }));
+    const opened = this.deps.credentials
+      .withAgentCredentials(agentId, async (c) => {
+        handedOver = true;
+        provide(c);
+        await settle(await running, c);
+        return true;
+      })
+      .then(async (used) => {
+        if (used !== null) return;
+        provide(undefined); // no credentials: the cancellations go without them
+        await settle(await running, undefined);
+      })
+      .catch((error: unknown) => {
+        // Not openable (sealed to another key?): the cancellations go without them and, if the venue
+        // refuses them, the orders are failed and flagged. A failure of the kill itself surfaces below.
+        if (!handedOver) logger.error("kill: the agent's credentials could not be opened", { kill_id: killId, agent_id: agentId, error });
+      })
+      .finally(() => provide(undefined));
+    void opened;
+    const result = await running;
     const completedAt = Date.now();
     await this.deps.db.insert(kills).values({
       id: killId,
@@ -74,12 +118,14 @@ export class KillService {
       startedAt: new Date(startedAt),
       completedAt: new Date(completedAt),
       cancelled: result.cancelled,
+      filled: result.filled,
       failed: result.failed,
       credentialsDeleted: result.credentialsDeleted,
     });
     metrics.killDurationSeconds.observe((completedAt - startedAt) / 1000);
     metrics.killOrdersTotal.inc({ outcome: "cancelled" }, result.cancelled.length);
     metrics.killOrdersTotal.inc({ outcome: "failed" }, result.failed.length);
+    metrics.killOrdersTotal.inc({ outcome: "filled" }, result.filled.length);
     logger.info("kill switch", {
       kill_id: killId,
       agent_id: agentId,
@@ -95,9 +141,46 @@ export class KillService {
       completed_at: new Date(completedAt).toISOString(),
       duration_ms: completedAt - startedAt,
       cancelled: result.cancelled,
+      filled: result.filled,
       failed: result.failed,
       credentials_deleted: result.credentialsDeleted,
       agent: toAgentModel(actor.view()),
     };
+  }
+
+  /**
+   * After the answer: reads each cancelled order at the venue and records
+   * what had filled before the cancellation, so that part keeps counting
+   * against the agent's limits. Bounded concurrency; unreadable orders are skipped.
+   */
+  private async settleFills(actor: Actor, orderIds: string[], credentials: VenueCredentials | undefined): Promise<void> {
+    const { repo, venue } = this.deps;
+    if (!orderIds.length) return;
+    const rows = await repo.getMany(orderIds);
+    const limit = pLimit(8);
+    await Promise.all(
+      rows.map((row) =>
+        limit(async () => {
+          const venueOrderId = row.venueOrderId ?? row.orderHash;
+          if (!venueOrderId || row.status !== "cancelled") return;
+          const state = await venue
+            .getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) })
+            .catch(() => null);
+          const filled = state ? unitsOf(state.filled_usdc) : 0n;
+          if (filled <= row.filledUnits) return;
+          if (await repo.setFilled(row.id, "cancelled", filled)) {
+            await actor.addLateFill({ tradingDay: row.tradingDay, conditionId: row.conditionId, side: row.side }, filled - row.filledUnits);
+          }
+        }),
+      ),
+    );
+  }
+}
+
+function unitsOf(usdc: string | undefined): bigint {
+  try {
+    return usdc ? toUnits(usdc, 6, "floor") : 0n;
+  } catch {
+    return 0n;
   }
 }

@@ -3,10 +3,17 @@
  * gathered and committed together in the next one, so concurrent requests share
  * one durable commit instead of paying for one each. Every caller's promise
  * settles only after the transaction holding its item has committed.
+ *
+ * A batch starts at the end of the current event-loop turn (setImmediate), not
+ * at once: the requests whose bytes arrived in the same turn then share it. This
+ * matters most for an in-process database (PGlite), whose commit runs on this
+ * thread and finishes before another request is read: started at once, every
+ * batch would hold a single write.
  */
 export class BatchWriter<T> {
   private pending: { item: T; resolve: () => void; reject: (e: unknown) => void }[] = [];
   private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     private readonly flush: (items: T[]) => Promise<void>,
@@ -16,26 +23,44 @@ export class BatchWriter<T> {
   write(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (this.inFlight < this.opts.maxInFlight) queueMicrotask(() => this.pump());
+      this.schedule();
     });
   }
 
-  private pump(): void {
+  private schedule(): void {
+    if (this.scheduled || !this.pending.length || this.inFlight >= this.opts.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(this.pump);
+  }
+
+  private readonly pump = (): void => {
+    this.scheduled = false;
     while (this.pending.length && this.inFlight < this.opts.maxInFlight) {
-      const batch = this.pending.splice(0, this.opts.maxBatch);
+      const batch = this.pending.length <= this.opts.maxBatch ? this.pending : this.pending.slice(0, this.opts.maxBatch);
+      this.pending = batch === this.pending ? [] : this.pending.slice(batch.length);
       this.inFlight++;
       this.opts.onBatch?.(batch.length);
-      this.flush(batch.map((b) => b.item)).then(
-        () => {
-          for (const b of batch) b.resolve();
-        },
-        (error) => {
-          for (const b of batch) b.reject(error);
-        },
-      ).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
+      const items = new Array<T>(batch.length);
+      for (let i = 0; i < batch.length; i++) items[i] = batch[i].item;
+      let run: Promise<void>;
+      try {
+        run = this.flush(items);
+      } catch (error) {
+        run = Promise.reject(error);
+      }
+      run
+        .then(
+          () => {
+            for (const b of batch) b.resolve();
+          },
+          (error) => {
+            for (const b of batch) b.reject(error);
+          },
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.schedule();
+        });
     }
-  }
+  };
 }

@@ -24,7 +24,10 @@ import type { OrderRepository } from "./order-repository.ts";
 import type { VenueSubmission } from "./venue-submission.ts";
 
 export interface CredentialSource {
+  /** Runs `fn` with the agent's opened credentials; null (without running it) when it has none. */
   withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>): Promise<T | null>;
+  /** Runs `fn` exactly once, with the agent's credentials or, when it has none, without. */
+  withAgentCredentialsOrNone<T>(agentId: string, fn: (creds: VenueCredentials | undefined) => Promise<T>): Promise<T>;
 }
 
 export type IntentAnswer = { status: 200 | 201; body: Record<string, unknown> };

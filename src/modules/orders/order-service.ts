@@ -111,6 +111,10 @@ export class OrderService {
         },
         { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) },
       ),
+      (venueOrderId) =>
+        this.deps.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) =>
+          this.deps.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) }),
+        ),
     );
     return { order_id: settled.id, status: settled.status, venue_order_id: settled.venueOrderId, order: toOrderModel(settled) };
   }
@@ -134,7 +138,7 @@ export class OrderService {
         venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
       let result;
       try {
-        result = (await this.deps.credentials.withAgentCredentials(row.agentId, cancel)) ?? (await cancel());
+        result = await this.deps.credentials.withAgentCredentialsOrNone(row.agentId, cancel);
       } catch (error) {
         throw new VenueUnreachableError(error);
       }
@@ -162,7 +166,7 @@ export class OrderService {
     const read = (credentials?: VenueCredentials) =>
       this.deps.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
     try {
-      return (await this.deps.credentials.withAgentCredentials(agentId, read)) ?? (await read());
+      return this.deps.credentials.withAgentCredentialsOrNone(agentId, read);
     } catch {
       return null;
     }
@@ -212,7 +216,7 @@ export class OrderService {
       try {
         const read = (credentials?: VenueCredentials) =>
           venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
-        state = (await this.deps.credentials.withAgentCredentials(row.agentId, read)) ?? (await read());
+        state = await this.deps.credentials.withAgentCredentialsOrNone(row.agentId, read);
       } catch (error) {
         pending++;
         logger.warn("reconciliation: venue unreachable", { order_id: row.id, error });

@@ -9,7 +9,7 @@ import { InvalidStateError, VenueRejectedError, VenueTimeoutError } from "../../
 import { toUnits } from "../../money/units.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
-import { type PostResult, VenueUnavailableError } from "../../venues/venue.ts";
+import { type CancelResult, type PostResult, VenueUnavailableError } from "../../venues/venue.ts";
 import type { Actor } from "../agents/service.ts";
 import type { OrderRepository, OrderRow } from "./order-repository.ts";
 
@@ -27,6 +27,8 @@ export class VenueSubmission {
     order: { id: string; notionalUnits: bigint },
     finish: (outcome: VenueOutcome) => Promise<void>,
     call: () => Promise<PostResult | null>,
+    /** Cancels an order the venue accepted after someone else (the kill switch) had already settled it. */
+    cancelLate?: (venueOrderId: string) => Promise<CancelResult>,
   ): Promise<OrderRow> {
     const { repo, metrics } = this.deps;
     const op = "post_order";
@@ -74,7 +76,18 @@ export class VenueSubmission {
       await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status, filledUnits });
     }
     await actor.recordVenueResult(true);
-    if (!row) throw new InvalidStateError("the order changed while it was being placed", { order_id: order.id });
+    if (!row) {
+      // The kill switch gave up on this order before the venue answered: take it off the venue again.
+      const late = cancelLate ? await cancelLate(result.venue_order_id).catch(() => ({ ok: false as const, error: "unreachable" })) : null;
+      this.deps.logger.warn("order accepted by the venue after it was settled here", {
+        order_id: order.id,
+        venue_order_id: result.venue_order_id,
+        cancelled_again: late?.ok ?? false,
+      });
+      throw new InvalidStateError("the order was settled (kill switch) while the venue was accepting it; a cancellation was sent", {
+        order_id: order.id,
+      });
+    }
     return row;
   }
 }

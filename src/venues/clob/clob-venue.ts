@@ -23,7 +23,9 @@
  * Failures: a refusal is HTTP 4xx/5xx with {error} or HTTP 200 with {success: false, errorMsg} and
  * becomes { ok: false, error }. Timeouts, connection failures and gateway errors (502/503/504, or a
  * 5xx without an error body) throw VenueUnavailableError. Every call is bounded by `timeoutMs`
- * combined with the caller's AbortSignal. Bun's fetch keeps connections alive and pools them.
+ * combined with the caller's AbortSignal, except a cancel that carries the caller's signal: the
+ * kill switch bounds its cancels by its own deadline (see cancelOrder). Bun's fetch keeps
+ * connections alive and pools them.
  */
 
 import { fromUnits, numberToPlainString, toUnits } from "../../money/units.ts";
@@ -525,7 +527,7 @@ function cancelResultFor(body: any, id: string): CancelResult {
   const notCanceled = body?.not_canceled ?? body?.notCanceled;
   if (notCanceled && typeof notCanceled === "object" && !Array.isArray(notCanceled) && id in notCanceled) {
     const reason = notCanceled[id];
-    return isAlreadyDoneReason(reason) ? { ok: true } : { ok: false, error: errorText(reason, "not canceled") };
+    return isAlreadyDoneReason(reason) ? { ok: true, already: true } : { ok: false, error: errorText(reason, "not canceled") };
   }
   return { ok: false, error: "the venue did not confirm the cancellation" };
 }

@@ -355,7 +355,7 @@ describe("AgentActor breaker", () => {
 
 describe("AgentActor kill halt", () => {
   const ports = {
-    cancelAtVenue: async () => "cancelled" as const,
+    cancelAtVenue: async () => ({ status: "cancelled" as const }),
     saveOutcomes: async () => {},
   };
 
@@ -365,7 +365,7 @@ describe("AgentActor kill halt", () => {
     // Tripped synchronously, before the kill's first message ran.
     expect(actor.view().breaker).toMatchObject({ state: "tripped", reason: "kill" });
     const result = await killing;
-    expect(result).toEqual({ cancelled: [], failed: [], credentialsDeleted: false });
+    expect(result).toEqual({ cancelled: [], filled: [], failed: [], credentialsDeleted: false });
     expect(store.lastBreaker.breaker).toMatchObject({ state: "tripped", reason: "kill" });
     const info = { scopes: ["order:place"], keyHint: "abcd", createdAt: new Date(T0) };
     expect(await actor.setCredentials(new Uint8Array([1, 2, 3]), info)).toEqual({ ok: false });
@@ -435,5 +435,57 @@ describe("AgentActor limits", () => {
     await actor.updateLimits((cur) => ({ ...cur, max_venue_errors: 1 }));
     await actor.recordVenueResult(false);
     expect(actor.view().breaker).toMatchObject({ state: "tripped", reason: "venue_errors" });
+  });
+});
+
+describe("AgentActor kill outcomes and late fills", () => {
+  async function openOrder(actor: AgentActor<TestLimits>, notional: bigint, side: "buy" | "sell" = "buy") {
+    const r = await actor.reserve({ order: order(notional, { side }), evaluate: () => ({ approved: true }), persist: async () => {} });
+    if (!r.approved) throw new Error("not approved");
+    await r.written;
+    await actor.transition(r.order.id, { status: "open", venueOrderId: `0x${r.order.id}` });
+    return r.order.id;
+  }
+
+  test("an order the venue had already matched is reported filled and keeps counting; a cancelled one counts what filled", async () => {
+    const { actor, clock } = makeActor();
+    const filled = await openOrder(actor, 5_000_000n);
+    const partial = await openOrder(actor, 3_000_000n);
+    const untouched = await openOrder(actor, 2_000_000n);
+    expect((await probe(actor)).daily_used_usdc_units).toBe(10_000_000n);
+    const saved: unknown[] = [];
+    const result = await actor.kill(
+      {
+        cancelAtVenue: async (o) =>
+          o.id === filled
+            ? { status: "filled", filledUnits: 5_000_000n }
+            : o.id === partial
+              ? { status: "cancelled", filledUnits: 1_000_000n }
+              : { status: "cancelled" },
+        saveOutcomes: async (outcomes) => {
+          saved.push(...outcomes);
+        },
+      },
+      { deadlineAt: clock.t + 5000, concurrency: 4 },
+    );
+    expect(result.filled).toEqual([filled]);
+    expect(result.cancelled.sort()).toEqual([partial, untouched].sort());
+    expect(result.failed).toEqual([]);
+    expect(saved).toContainEqual(expect.objectContaining({ orderId: partial, status: "cancelled", filledUnits: 1_000_000n }));
+    // 5 (filled) + 1 (what filled of the cancelled one) + 0.
+    expect((await probe(actor)).daily_used_usdc_units).toBe(6_000_000n);
+    expect((await probe(actor)).market_exposure_usdc_units).toBe(6_000_000n);
+    expect(actor.view().openOrders).toBe(0);
+  });
+
+  test("a fill learned after an order ended counts against the daily volume and the exposure", async () => {
+    const { actor } = makeActor();
+    const before = await probe(actor);
+    await actor.addLateFill({ tradingDay: "2026-05-10", conditionId: "0xcond", side: "buy" }, 2_500_000n);
+    const after = await probe(actor);
+    expect(after.daily_used_usdc_units - before.daily_used_usdc_units).toBe(2_500_000n);
+    expect(after.market_exposure_usdc_units - before.market_exposure_usdc_units).toBe(2_500_000n);
+    await actor.addLateFill({ tradingDay: "2026-05-10", conditionId: "0xcond", side: "sell" }, 1_000_000n);
+    expect((await probe(actor)).market_exposure_usdc_units).toBe(after.market_exposure_usdc_units - 1_000_000n);
   });
 });

@@ -1,0 +1,1 @@
+ALTER TABLE "kills" ADD COLUMN "filled" jsonb DEFAULT '[]'::jsonb NOT NULL;
