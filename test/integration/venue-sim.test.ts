@@ -177,7 +177,7 @@ describe("orders", () => {
     expect(await venue.cancelOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ ok: true });
     expect(await venue.getOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ venue_order_id: id, status: "cancelled", filled_usdc: "0" });
     expect((await venue.getBook(yes))!.bids.find((l) => l.price === "0.4")).toBeUndefined();
-    expect(await venue.cancelOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ ok: true });
+    expect(await venue.cancelOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ ok: true, already: true });
 
     expect(await stats()).toEqual({ posts: { [id]: 1 }, cancels: { [id]: 2 } });
   });
@@ -191,7 +191,7 @@ describe("orders", () => {
     expect(r.ok && toUnits(r.filled_usdc!, 6).toString()).toBe(expected);
     if (r.ok) expect((await venue.getOrder({ venue_order_id: r.venue_order_id, credentials: BOTH }))!.status).toBe("matched");
     // Cancelling a matched order counts as done.
-    if (r.ok) expect(await venue.cancelOrder({ venue_order_id: r.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+    if (r.ok) expect(await venue.cancelOrder({ venue_order_id: r.venue_order_id, credentials: BOTH })).toEqual({ ok: true, already: true });
   });
 
   test("a signed order is posted with pass-through venue_auth over the documented body", async () => {
@@ -277,7 +277,7 @@ describe("orders", () => {
     }
     await venue.cancelOrder({ venue_order_id: ids[0], credentials: BOTH });
     const out = await venue.cancelOrders({ venue_order_ids: [...ids, "0xabc"], credentials: BOTH });
-    expect(out).toEqual({ [ids[0]]: { ok: true }, [ids[1]]: { ok: true }, [ids[2]]: { ok: true }, "0xabc": { ok: false, error: "order not found" } });
+    expect(out).toEqual({ [ids[0]]: { ok: true, already: true }, [ids[1]]: { ok: true }, [ids[2]]: { ok: true }, "0xabc": { ok: false, error: "order not found" } });
   });
 });
 
@@ -501,8 +501,8 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     const { venue: v, seen } = stub(() => answers[i++]);
     const cancel = () => v.cancelOrder({ venue_order_id: "0x1", credentials: BOTH });
     expect(await cancel()).toEqual({ ok: true });
-    expect(await cancel()).toEqual({ ok: true });
-    expect(await cancel()).toEqual({ ok: true });
+    expect(await cancel()).toEqual({ ok: true, already: true });
+    expect(await cancel()).toEqual({ ok: true, already: true });
     expect(await cancel()).toEqual({ ok: false, error: "order is in cancel-only market" });
     expect(await cancel()).toEqual({ ok: false, error: "the venue did not confirm the cancellation" });
     expect(await cancel()).toEqual({ ok: false, error: "Unauthorized/Invalid api key" });
