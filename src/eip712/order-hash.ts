@@ -7,7 +7,7 @@
  * hashTypedData for the same typed data (test/unit/order-hash.test.ts).
  */
 
-import { keccak_256 } from "@noble/hashes/sha3";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 import type { OrderMessage } from "../venues/venue.ts";
 import {
   EIP712_DOMAIN_TYPE_STRING,

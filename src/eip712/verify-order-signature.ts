@@ -18,7 +18,7 @@
  * keys, digests and signatures.
  */
 
-import { keccak_256 } from "@noble/hashes/sha3";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 
 export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 

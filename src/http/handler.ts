@@ -170,10 +170,11 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     const seconds = (performance.now() - started) / 1000;
     const logged = logger.isEnabled("info");
     if (observer || logged) {
-      const label = labelOf(pathOf(request.url));
-      // Paths that match no route share one label, so random paths cannot grow the metrics without bound.
-      observer?.observe(request.method, meta.unmatched ? "unmatched" : label, response.status, seconds);
-      if (logged) logger.info("request", { request_id: id, method: request.method, path: label, status: response.status, ms: Math.round(seconds * 1e4) / 10 });
+      const path = pathOf(request.url);
+      // Paths that match no route share one label, so random paths cannot grow the metrics (or the label cache) without bound.
+      const label = meta.unmatched ? null : labelOf(path);
+      observer?.observe(request.method, label ?? "unmatched", response.status, seconds);
+      if (logged) logger.info("request", { request_id: id, method: request.method, path: label ?? routeLabel(path), status: response.status, ms: Math.round(seconds * 1e4) / 10 });
     }
     return response;
   };

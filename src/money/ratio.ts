@@ -21,7 +21,11 @@ const DECIMAL_RE = /^([+-])?(\d+)?(?:\.(\d+))?$/;
 function gcd(a: bigint, b: bigint): bigint {
   if (a < 0n) a = -a;
   if (b < 0n) b = -b;
-  while (b !== 0n) [a, b] = [b, a % b];
+  while (b !== 0n) {
+    const t = a % b;
+    a = b;
+    b = t;
+  }
   return a;
 }
 
@@ -32,6 +36,7 @@ export function ratio(num: bigint, den: bigint = 1n): Ratio {
     num = -num;
     den = -den;
   }
+  if (den === 1n) return { num, den };
   const g = gcd(num, den);
   return g > 1n ? { num: num / g, den: den / g } : { num, den };
 }
@@ -46,6 +51,19 @@ export const ONE: Ratio = ratio(1n);
  */
 export function fromDecimal(value: string | number | bigint): Ratio {
   if (typeof value === "bigint") return ratio(value);
+  // Limits, prices and book levels repeat from one intent to the next: parse each value once.
+  const cached = decimals.get(value);
+  if (cached) return cached;
+  const parsed = parseDecimal(value);
+  if (decimals.size >= 50_000) decimals.clear();
+  decimals.set(value, parsed);
+  return parsed;
+}
+
+/** Parsed decimals by their input (number or string); ratios are immutable, so sharing them is safe. */
+const decimals = new Map<string | number, Ratio>();
+
+function parseDecimal(value: string | number): Ratio {
   let text: string;
   if (typeof value === "number") {
     try {
@@ -82,10 +100,12 @@ export function fromBaseUnits(units: bigint, decimals = 6): Ratio {
 }
 
 export function add(a: Ratio, b: Ratio): Ratio {
+  if (a.den === b.den) return ratio(a.num + b.num, a.den);
   return ratio(a.num * b.den + b.num * a.den, a.den * b.den);
 }
 
 export function sub(a: Ratio, b: Ratio): Ratio {
+  if (a.den === b.den) return ratio(a.num - b.num, a.den);
   return ratio(a.num * b.den - b.num * a.den, a.den * b.den);
 }
 
@@ -109,6 +129,7 @@ export function abs(a: Ratio): Ratio {
 
 /** -1, 0 or 1 as a < b, a = b, a > b. */
 export function compare(a: Ratio, b: Ratio): -1 | 0 | 1 {
+  if (a.den === b.den) return a.num < b.num ? -1 : a.num > b.num ? 1 : 0;
   const l = a.num * b.den;
   const r = b.num * a.den;
   return l < r ? -1 : l > r ? 1 : 0;

@@ -47,7 +47,7 @@ export function walkBook(
   side: "buy" | "sell",
   shares: R.Ratio,
   price: R.Ratio,
-  opposite: { price: R.Ratio; size: R.Ratio }[],
+  opposite: readonly { readonly price: R.Ratio; readonly size: R.Ratio }[],
 ): MarketableFill {
   let remaining = shares;
   let filled = R.ZERO;

@@ -28,13 +28,24 @@ export interface ParsedLevel {
  * The levels with a positive size, parsed exactly, best first: bids highest
  * first, asks lowest first. Throws on a level that is not a decimal.
  */
-export function parseLevels(levels: readonly BookLevel[], side: "bids" | "asks"): ParsedLevel[] {
+export function parseLevels(levels: readonly BookLevel[], side: "bids" | "asks"): readonly ParsedLevel[] {
+  // Venues hand out the same snapshot arrays until a book changes, and several
+  // checks read the same sides: parse each array once. Keyed by the array
+  // itself, so a changed book (a new array) is always parsed afresh.
+  const cache = side === "bids" ? parsedBids : parsedAsks;
+  const hit = cache.get(levels);
+  if (hit) return hit;
   const parsed = levels
     .map((l) => ({ price: R.fromDecimal(l.price), size: R.fromDecimal(l.size) }))
     .filter((l) => R.sign(l.size) > 0);
   parsed.sort((a, b) => (side === "bids" ? R.compare(b.price, a.price) : R.compare(a.price, b.price)));
-  return parsed;
+  const frozen = Object.freeze(parsed.map((l) => Object.freeze(l)));
+  cache.set(levels, frozen);
+  return frozen;
 }
+
+const parsedBids = new WeakMap<readonly BookLevel[], readonly ParsedLevel[]>();
+const parsedAsks = new WeakMap<readonly BookLevel[], readonly ParsedLevel[]>();
 
 /** The mid when both sides have a level, else the last trade price, else null. */
 export function referencePrice(book: OrderBook | null): { price: R.Ratio; source: "mid" | "last_trade" } | null {

@@ -13,7 +13,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { keccak256, toHex } from "viem";
+import { orderHash as sharedOrderHash } from "../../eip712/order-hash.ts";
 import { fromUnits, toUnits } from "../../money/units.ts";
 import { type InitialBook, loadMarketsFile, PRICE_DECIMALS, PRICE_ONE, parseMarkets, SIZE_DECIMALS } from "../markets-file.ts";
 import {
@@ -35,44 +35,13 @@ import {
 import { type BookSide, TokenBook } from "./order-book.ts";
 
 // ---------------------------------------------------------------------------------------------
-// EIP-712 order hash (CONTRACT 6), computed directly (one keccak per struct) to keep posts cheap.
+// The venue's order id is the order's EIP-712 hash (CONTRACT 6), the same digest the service signs over.
 
-export const CTF_EXCHANGE_V2 = "0xE111180000d2663C0091e4f400237545B87B996B";
-export const NEG_RISK_CTF_EXCHANGE_V2 = "0xe2222d279d744050d28e00520010520000310F59";
-const ORDER_TYPE =
-  "Order(uint256 salt,address maker,address signer,uint256 tokenId,uint256 makerAmount,uint256 takerAmount,uint8 side,uint8 signatureType,uint256 timestamp,bytes32 metadata,bytes32 builder)";
-const ORDER_TYPEHASH = keccak256(toHex(ORDER_TYPE)).slice(2);
-const DOMAIN_TYPEHASH = keccak256(
-  toHex("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
-).slice(2);
-const NAME_HASH = keccak256(toHex("Polymarket CTF Exchange")).slice(2);
-const VERSION_HASH = keccak256(toHex("2")).slice(2);
-const domainSeparators = new Map<string, string>();
-
-const word = (n: bigint | number): string => BigInt(n).toString(16).padStart(64, "0");
-const addrWord = (a: string): string => a.slice(2).toLowerCase().padStart(64, "0");
-
-function domainSeparator(chainId: number, negRisk: boolean): string {
-  const key = `${chainId}:${negRisk}`;
-  let ds = domainSeparators.get(key);
-  if (!ds) {
-    const contract = negRisk ? NEG_RISK_CTF_EXCHANGE_V2 : CTF_EXCHANGE_V2;
-    ds = keccak256(`0x${DOMAIN_TYPEHASH}${NAME_HASH}${VERSION_HASH}${word(chainId)}${addrWord(contract)}`).slice(2);
-    domainSeparators.set(key, ds);
-  }
-  return ds;
-}
+export { EXCHANGE_V2 as CTF_EXCHANGE_V2, NEG_RISK_EXCHANGE_V2 as NEG_RISK_CTF_EXCHANGE_V2 } from "../../eip712/order-typed-data.ts";
 
 /** keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(order)); the order must be well formed. */
 export function orderHash(order: OrderMessage, opts: { chainId: number; negRisk: boolean }): `0x${string}` {
-  const struct = keccak256(
-    `0x${ORDER_TYPEHASH}${word(BigInt(order.salt))}${addrWord(order.maker)}${addrWord(order.signer)}${word(BigInt(order.tokenId))}${word(
-      BigInt(order.makerAmount),
-    )}${word(BigInt(order.takerAmount))}${word(order.side)}${word(order.signatureType)}${word(BigInt(order.timestamp))}${order.metadata
-      .slice(2)
-      .toLowerCase()}${order.builder.slice(2).toLowerCase()}`,
-  ).slice(2);
-  return keccak256(`0x1901${domainSeparator(opts.chainId, opts.negRisk)}${struct}`);
+  return sharedOrderHash({ chainId: opts.chainId, negRisk: opts.negRisk, message: order });
 }
 
 const UINT_RE = /^[0-9]{1,78}$/;
@@ -248,13 +217,13 @@ export class PaperVenue implements Venue {
     return this.markets;
   }
 
-  /** A book snapshot, best first, or null for an unknown token. */
-  bookSnapshot(tokenId: string): OrderBook | null {
+  /** A book snapshot, best first, of the top `depth` levels (all of them by default), or null for an unknown token. */
+  bookSnapshot(tokenId: string, depth = this.depth): OrderBook | null {
     const book = this.books.get(tokenId);
     if (!book) return null;
     const now = this.now();
     this.expire(book, now);
-    const snap = book.snapshot(this.depth);
+    const snap = book.snapshot(depth);
     return {
       token_id: tokenId,
       bids: snap.bids as OrderBook["bids"],
@@ -266,18 +235,7 @@ export class PaperVenue implements Venue {
 
   /** Every level of a book (for the simulator's wire answer), best first. */
   fullBook(tokenId: string): OrderBook | null {
-    const book = this.books.get(tokenId);
-    if (!book) return null;
-    const now = this.now();
-    this.expire(book, now);
-    const snap = book.snapshot(Number.MAX_SAFE_INTEGER);
-    return {
-      token_id: tokenId,
-      bids: snap.bids as OrderBook["bids"],
-      asks: snap.asks as OrderBook["asks"],
-      last_trade_price: this.lastTrade.get(tokenId) ?? null,
-      timestamp_ms: now,
-    };
+    return this.bookSnapshot(tokenId, Number.MAX_SAFE_INTEGER);
   }
 
   order(id: string): PaperOrder | undefined {
@@ -451,7 +409,8 @@ export class PaperVenue implements Venue {
     checkSignal(opts);
     if (req.credentials !== undefined && !validCredentials(req.credentials)) return { ok: false, error: "invalid credentials" };
     const out = this.cancel(req.venue_order_id);
-    return out.kind === "not_found" ? { ok: false, error: "order not found" } : { ok: true };
+    if (out.kind === "not_found") return { ok: false, error: "order not found" };
+    return out.kind === "done" ? { ok: true, already: true } : { ok: true };
   }
 
   async getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null> {

@@ -192,18 +192,18 @@ describe("PaperVenue matching", () => {
 });
 
 describe("PaperVenue cancel and getOrder", () => {
-  test("cancel removes a resting order; cancelling twice or a filled order is ok", async () => {
+  test("cancel removes a resting order; cancelling twice or a filled order is ok, flagged as already done", async () => {
     const r = await place(YES, "buy", "0.45", "10");
     expect((await venue.getBook(YES))!.bids.map((l) => l.price)).toEqual(["0.48", "0.47", "0.45"]);
     expect(await venue.cancelOrder({ venue_order_id: r.venue_order_id })).toEqual({ ok: true });
     expect((await venue.getBook(YES))!.bids.map((l) => l.price)).toEqual(["0.48", "0.47"]);
     expect(await venue.getOrder({ venue_order_id: r.venue_order_id })).toEqual({ venue_order_id: r.venue_order_id, status: "cancelled", filled_usdc: "0" });
-    expect(await venue.cancelOrder({ venue_order_id: r.venue_order_id })).toEqual({ ok: true });
+    expect(await venue.cancelOrder({ venue_order_id: r.venue_order_id })).toEqual({ ok: true, already: true });
     expect(venue.cancels.filter((c) => c.order_id === r.venue_order_id)).toHaveLength(1);
 
     const filled = await place(YES, "buy", "0.50", "10");
     expect(filled.status).toBe("matched");
-    expect(await venue.cancelOrder({ venue_order_id: filled.venue_order_id })).toEqual({ ok: true });
+    expect(await venue.cancelOrder({ venue_order_id: filled.venue_order_id })).toEqual({ ok: true, already: true });
     expect((await venue.getOrder({ venue_order_id: filled.venue_order_id }))!.status).toBe("matched");
   });
 
