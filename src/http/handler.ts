@@ -4,7 +4,7 @@
  * `handle`, so tests that call `service.handle(new Request(...))` see exactly
  * what a network client sees.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID } from "node:crypto";
 import { IdempotencyConflictError, InternalError, InvalidRequestError, PayloadTooLargeError } from "../errors/errors.ts";
 import type { ProblemError } from "../errors/problem-error.ts";
 import type { Logger } from "../observability/logger.ts";
@@ -112,7 +112,9 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
       "anonymous";
     const scope = sha256(credential);
     const bodyKey = bodyKeyFor(credential, idemKey);
-    const requestHash = sha256(`${method} ${url.pathname}${url.search}\n${body}`);
+    // Keyed with the caller's credential: bodies can carry secrets (venue credentials), and a plain
+    // hash in the database would let a weak one be guessed offline.
+    const requestHash = createHmac("sha256", credential).update(`${method} ${url.pathname}${url.search}\n${body}`).digest("hex");
     const claim = await idempotency.claim(scope, idemKey, requestHash);
     if (claim.kind === "conflict") return fail(new IdempotencyConflictError(), id);
     if (claim.kind === "in_progress") {

@@ -8,8 +8,8 @@ import type { TrackedOrder } from "../../../actors/ports.ts";
 import type { Config } from "../../config.ts";
 import { orderHash } from "../../eip712/order-hash.ts";
 import { buildUnsignedOrder, randomSalt, ZERO_BYTES32 } from "../../eip712/order-typed-data.ts";
-import { ForbiddenError, InvalidRequestError, RiskRejectedError } from "../../errors/errors.ts";
-import { VenueUnreachableError } from "../../errors/venue-errors.ts";
+import { ForbiddenError, InvalidRequestError, InvalidStateError, RiskRejectedError } from "../../errors/errors.ts";
+import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import type { Caller } from "../../http/caller.ts";
 import { newId } from "../../ids.ts";
 import { DecimalError, numberToPlainString, toUnits } from "../../money/units.ts";
@@ -58,8 +58,8 @@ export class IntentService {
     let book: OrderBook | null;
     try {
       [market, book] = await Promise.all([venue.getMarketByToken(body.market_id), venue.getBook(body.market_id)]);
-    } catch (error) {
-      throw new VenueUnreachableError(error);
+    } catch {
+      throw new VenueUnavailableProblem("the venue could not be reached for the market and its book; nothing was created, try again");
     }
 
     let amounts: OrderAmounts | null = null;
@@ -91,6 +91,9 @@ export class IntentService {
 
     const view = actor.view();
     const mode = view.profile.mode;
+    if (mode === "delegated" && !view.credentials?.scopes.includes("order:place")) {
+      throw new InvalidStateError("the agent's venue credentials lack the order:place scope; submit credentials with it, or delete them to use payload mode");
+    }
     const orderId = newId("ord");
     const decisionId = newId("dec");
     const signatureDeadline = mode === "payload" ? new Date(Date.now() + config.signatureTtlS * 1000) : null;
@@ -206,6 +209,10 @@ export class IntentService {
           { signal: AbortSignal.timeout(config.venueTimeoutMs) },
         ),
       ),
+      (venueOrderId) =>
+        this.deps.credentials.withAgentCredentialsOrNone(agentId, (credentials) =>
+          venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(config.venueTimeoutMs) }),
+        ),
     );
     return {
       status: 201,

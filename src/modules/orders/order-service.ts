@@ -12,7 +12,7 @@ import {
   OrderExpiredError,
   VenueRejectedError,
 } from "../../errors/errors.ts";
-import { VenueUnreachableError } from "../../errors/venue-errors.ts";
+import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { OrderStatus } from "../../db/schema.ts";
@@ -140,7 +140,7 @@ export class OrderService {
       try {
         result = await this.deps.credentials.withAgentCredentialsOrNone(row.agentId, cancel);
       } catch (error) {
-        throw new VenueUnreachableError(error);
+        throw new VenueUnavailableProblem("the venue could not be reached to cancel the order; nothing was changed, try again");
       }
       if (!result.ok) throw new VenueRejectedError(result.error.slice(0, 500), { order_id: row.id, order_status: row.status });
       // A venue confirms an order that already filled as "done" too: read what it holds, so a
