@@ -6,6 +6,7 @@
  * Money is stored as bigint 6-decimal USDC base units; prices as exact decimal text.
  */
 import { sql } from "drizzle-orm";
+import type { BreakerReason, OrderStatus } from "../../actors/ports.ts";
 import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
@@ -37,7 +38,6 @@ export const apiKeys = pgTable(
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_org_idx").on(t.orgId, t.createdAt)],
 );
 
-export type BreakerReason = "kill" | "venue_errors" | "manual";
 
 export const agents = pgTable(
   "agents",
@@ -69,16 +69,7 @@ export const credentials = pgTable("credentials", {
   createdAt: ts("created_at").notNull().defaultNow(),
 });
 
-export type OrderStatus =
-  | "awaiting_signature"
-  | "submitting"
-  | "open"
-  | "filled"
-  | "cancelled"
-  | "expired"
-  | "rejected"
-  | "failed"
-  | "unknown";
+export type { BreakerReason, OrderStatus };
 
 export type OrderHistoryEntry = { status: OrderStatus; at: string; reason: string | null };
 
