@@ -27,8 +27,9 @@ async function main() {
   const venue = await createVenue(config);
   const services = createServices({ config, logger, database, venue, vault });
   const app = createApp(services);
+  // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
+  // reserved against their agents' limits until it settles them.
   const jobs = startJobs(services);
-  await jobs.started;
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,

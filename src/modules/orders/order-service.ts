@@ -218,9 +218,10 @@ export class OrderService {
           venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
         state = await this.deps.credentials.withAgentCredentialsOrNone(row.agentId, read);
       } catch (error) {
-        pending++;
-        logger.warn("reconciliation: venue unreachable", { order_id: row.id, error });
-        continue;
+        // The venue is not answering: the rest of this pass would only wait for time-outs too.
+        pending += rows.length - settled - pending;
+        logger.warn("reconciliation: venue unreachable, pass ended", { order_id: row.id, error });
+        break;
       }
       const from: OrderStatus[] = ["submitting", "unknown"];
       let to: OrderStatus;
