@@ -21,16 +21,31 @@
  * A measurement: it exits 0 whether or not the targets are met (non-zero only
  * when the benchmark itself could not run).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
-import embeddedMarkets from "../fixtures/markets.json" with { type: "json" };
 import type { LoadConfig, LoadResult } from "./load.ts";
 import { benchSignatureChecks } from "./signature.ts";
+import {
+  ADMIN_TOKEN,
+  call,
+  children,
+  createBenchDb,
+  dropBenchDb,
+  freePort,
+  median,
+  pickIntent,
+  ROOT,
+  removeTempDirs,
+  runMain,
+  spawnLogged,
+  stopAll,
+  stopChild,
+  tempDir,
+  waitHealthy,
+} from "./support.ts";
 
-const ROOT = resolve(import.meta.dir, "..");
-const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
 const BENCH_DB = "bench_intent";
 
 // ------------------------------------------------------------------ options
@@ -68,57 +83,11 @@ function parseArgs(argv: string[]) {
 
 // ------------------------------------------------------------------ processes
 
-const children = new Set<Subprocess>();
-const tempDirs: string[] = [];
-
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
-
-async function waitHealthy(base: string, child: Subprocess, what: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before it was healthy`);
-    try {
-      const res = await fetch(`${base}/healthz`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(100);
-  }
-  throw new Error(`${what} was not healthy within ${timeoutMs} ms`);
-}
-
 interface Target {
   name: "bare" | "pglite" | "postgres";
   base: string;
   child: Subprocess;
   load: Omit<LoadConfig, "connections" | "warmupS" | "durationS">;
-}
-
-async function stopChild(child: Subprocess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill("SIGTERM");
-  const done = await Promise.race([child.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
-  if (!done) child.kill("SIGKILL");
-  children.delete(child);
-}
-
-function spawnLogged(cmd: string[], env: Record<string, string>, what: string): Subprocess {
-  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe" });
-  children.add(child);
-  // Forward the child's warnings and errors, prefixed, so a failure is visible.
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr as ReadableStream<Uint8Array>) {
-      for (const line of decoder.decode(chunk).split("\n")) if (line.trim()) console.error(`[${what}] ${line}`);
-    }
-  })();
-  return child;
 }
 
 async function startBare(): Promise<Target> {
@@ -127,33 +96,6 @@ async function startBare(): Promise<Target> {
   const base = `http://127.0.0.1:${port}`;
   await waitHealthy(base, child, "bare server");
   return { name: "bare", base, child, load: { url: `${base}/v1/orders/intent`, headers: { "content-type": "application/json" }, bodies: [] } };
-}
-
-async function call(base: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = text;
-  }
-  return { status: res.status, body: json, text };
-}
-
-/** A market and an order that pass all eight checks against the fixture book. */
-function pickIntent() {
-  const market = (embeddedMarkets as any[]).find((m) => m.active && !m.closed && m.accepting_orders && !m.neg_risk && m.tick_size === "0.01");
-  if (!market) throw new Error("no suitable market in fixtures/markets.json");
-  const token = market.tokens[0];
-  // A resting buy one tick under the best bid: not marketable, in the price band, on the tick.
-  const bestBid = Number(token.book.bids[0].price);
-  const price = Math.round((bestBid - 0.01) * 100) / 100;
-  return { market_id: token.token_id as string, side: "buy" as const, size_usdc: 5, price, question: market.question as string };
 }
 
 const BENCH_LIMITS = {
@@ -169,8 +111,7 @@ const BENCH_LIMITS = {
 
 async function startService(kind: "pglite" | "postgres", pgUrl: string, connections: number, cpuProf: string | null): Promise<Target & { agents: number }> {
   const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), `bench-intent-${kind}-`));
-  tempDirs.push(dataDir);
+  const dataDir = tempDir(`bench-intent-${kind}-`);
   const env: Record<string, string> = {
     PORT: String(port),
     HOST: "127.0.0.1",
@@ -268,9 +209,7 @@ async function runLoadProcess(
     warmupS: o.warmup,
     durationS: o.duration,
   };
-  const dir = mkdtempSync(join(tmpdir(), "bench-load-"));
-  tempDirs.push(dir);
-  const file = join(dir, "load.json");
+  const file = join(tempDir("bench-load-"), "load.json");
   writeFileSync(file, JSON.stringify(cfg));
   const batches0 = await batchStats(target);
   const wall0 = performance.now();
@@ -298,29 +237,6 @@ async function runLoadProcess(
 
 // ------------------------------------------------------------------ PostgreSQL bench database
 
-async function withAdminSql<T>(pgUrl: string, fn: (sql: any) => Promise<T>): Promise<T> {
-  const { default: postgres } = await import("postgres");
-  const sql = postgres(`${pgUrl}/postgres`, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
-
-async function createBenchDb(pgUrl: string): Promise<void> {
-  await withAdminSql(pgUrl, async (sql) => {
-    await sql.unsafe(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`);
-    await sql.unsafe(`CREATE DATABASE ${BENCH_DB}`);
-  });
-}
-
-async function dropBenchDb(pgUrl: string): Promise<void> {
-  await withAdminSql(pgUrl, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`)).catch((e) =>
-    console.error(`could not drop ${BENCH_DB}: ${e instanceof Error ? e.message : e}`),
-  );
-}
-
 async function countBenchOrders(pgUrl: string): Promise<{ orders: number; decisions: number; settings: Record<string, string> }> {
   const { default: postgres } = await import("postgres");
   const sql = postgres(`${pgUrl}/${BENCH_DB}`, { max: 1, onnotice: () => {} });
@@ -338,13 +254,6 @@ async function countBenchOrders(pgUrl: string): Promise<{ orders: number; decisi
 }
 
 // ------------------------------------------------------------------ report
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (!s.length) return Number.NaN;
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : "-");
 
@@ -371,7 +280,7 @@ async function main() {
     if (want("pglite")) targets.push(await startService("pglite", o.pg, o.connections, o.cpuProf));
     if (want("postgres")) {
       try {
-        await createBenchDb(o.pg);
+        await createBenchDb(o.pg, BENCH_DB);
         pgAvailable = true;
       } catch (e) {
         console.log(`PostgreSQL at ${o.pg} is not available (${e instanceof Error ? e.message : e}): skipping the PostgreSQL run`);
@@ -455,17 +364,10 @@ async function main() {
     const failedAnswers = ["pglite", "postgres"].reduce((n, k) => n + results[k].reduce((m, r) => m + r.non2xx + r.errors, 0), 0);
     line(failedAnswers === 0, `every measured intent answered 201 (${failedAnswers} did not)`);
   } finally {
-    for (const c of [...children]) await stopChild(c);
-    if (pgAvailable) await dropBenchDb(o.pg);
-    for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+    await stopAll();
+    if (pgAvailable) await dropBenchDb(o.pg, BENCH_DB);
+    removeTempDirs();
   }
 }
 
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : error}`);
-  for (const c of [...children]) c.kill("SIGKILL");
-  process.exit(1);
-}
+await runMain(main);

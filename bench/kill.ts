@@ -24,16 +24,27 @@
  * itself could not run). Both processes are stopped at the end, also on failure.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { cpus } from "node:os";
 import type { Subprocess } from "bun";
 import pLimit from "p-limit";
-import embeddedMarkets from "../fixtures/markets.json" with { type: "json" };
 import { l2Headers } from "../src/venues/clob/l2-auth.ts";
+import {
+  ADMIN_TOKEN,
+  call,
+  createBenchDb,
+  dropBenchDb,
+  freePort,
+  median,
+  pickIntent,
+  removeTempDirs,
+  runMain,
+  spawnLogged,
+  stopAll,
+  stopChild,
+  tempDir,
+  waitHealthy,
+} from "./support.ts";
 
-const ROOT = resolve(import.meta.dir, "..");
-const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
 const BENCH_DB = "bench_kill";
 const DEADLINE_MS = 5000;
 const CONCURRENCY = 64;
@@ -60,103 +71,13 @@ function parseArgs(argv: string[]) {
   return opts;
 }
 
-// ------------------------------------------------------------------ processes
-
-const children = new Set<Subprocess>();
-const tempDirs: string[] = [];
-
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
-  return port;
-}
-
-function spawnLogged(cmd: string[], env: Record<string, string>, what: string): Subprocess {
-  // A process group of its own: `bun run venue-sim` runs the simulator as a grandchild, and the
-  // whole group is signalled on the way out (see signal()).
-  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe", detached: true });
-  children.add(child);
-  void (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr as ReadableStream<Uint8Array>) {
-      for (const line of decoder.decode(chunk).split("\n")) if (line.trim()) console.error(`[${what}] ${line.slice(0, 400)}`);
-    }
-  })();
-  return child;
-}
-
-async function waitUp(url: string, child: Subprocess, what: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode} before it answered`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(100);
-  }
-  throw new Error(`${what} did not answer within ${timeoutMs} ms`);
-}
-
-/** Signals the child's whole process group (it leads one: spawned detached), or the child alone. */
-function signal(child: Subprocess, sig: "SIGTERM" | "SIGKILL"): void {
-  try {
-    process.kill(-child.pid, sig);
-  } catch {
-    try {
-      child.kill(sig);
-    } catch {
-      // already gone
-    }
-  }
-}
-
-async function stopChild(child: Subprocess): Promise<void> {
-  if (child.exitCode === null) {
-    signal(child, "SIGTERM");
-    const done = await Promise.race([child.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
-    if (!done) signal(child, "SIGKILL");
-  }
-  children.delete(child);
-}
-
 // ------------------------------------------------------------------ HTTP
-
-async function call(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...headers, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  let json: any = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = text;
-  }
-  return { status: res.status, body: json, text };
-}
 
 function expectStatus(r: { status: number; text: string }, status: number, what: string): void {
   if (r.status !== status) throw new Error(`${what} answered ${r.status}, expected ${status}: ${r.text.slice(0, 500)}`);
 }
 
 // ------------------------------------------------------------------ the scenario
-
-/** A resting buy one tick under the best bid of the first plain 0.01-tick market. */
-function pickIntent() {
-  const market = (embeddedMarkets as any[]).find((m) => m.active && !m.closed && m.accepting_orders && !m.neg_risk && m.tick_size === "0.01");
-  if (!market) throw new Error("no suitable market in fixtures/markets.json");
-  const token = market.tokens[0];
-  const bestBid = Number(token.book.bids[0].price);
-  const price = Math.round((bestBid - 0.01) * 100) / 100;
-  // floor2(5 / price) shares must reach the market's min_order_size.
-  if (Math.floor((5 / price) * 100) / 100 < Number(market.min_order_size)) throw new Error("the bench order is below the market's minimum size");
-  return { market_id: token.token_id as string, side: "buy" as const, size_usdc: 5, price };
-}
 
 const BENCH_LIMITS = {
   min_order_usdc: 1,
@@ -213,14 +134,14 @@ async function submitCreds(svc: Service, agentId: string, c: Creds): Promise<voi
 
 /** Places `n` resting delegated orders; answers order id → venue order id. */
 async function placeOrders(svc: Service, agentId: string, n: number, concurrency: number): Promise<Map<string, string>> {
-  const intent = pickIntent();
+  const { market_id, side, size_usdc, price } = pickIntent();
   const limit = pLimit(concurrency);
   const placed = new Map<string, string>();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: n }, () =>
       limit(async () => {
-        const r = await call(svc.base, "POST", "/v1/orders/intent", svc.auth, { ...intent, agent_id: agentId });
+        const r = await call(svc.base, "POST", "/v1/orders/intent", svc.auth, { market_id, side, size_usdc, price, agent_id: agentId });
         expectStatus(r, 201, "a delegated intent");
         if (r.body.status !== "open" || !r.body.venue_order_id) throw new Error(`a delegated order is ${r.body.status}, not open: ${r.text.slice(0, 300)}`);
         placed.set(r.body.order_id, r.body.venue_order_id);
@@ -377,45 +298,19 @@ async function round(svc: Service, venue: Venue, n: number, placeConcurrency: nu
   return { run1, run2 };
 }
 
-// ------------------------------------------------------------------ PostgreSQL bench database
-
-async function withAdminSql<T>(pgUrl: string, fn: (sql: any) => Promise<T>): Promise<T> {
-  const { default: postgres } = await import("postgres");
-  const sql = postgres(`${pgUrl}/postgres`, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  try {
-    return await fn(sql);
-  } finally {
-    await sql.end({ timeout: 5 });
-  }
-}
-
-async function createBenchDb(pgUrl: string): Promise<void> {
-  await withAdminSql(pgUrl, async (sql) => {
-    await sql.unsafe(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`);
-    await sql.unsafe(`CREATE DATABASE ${BENCH_DB}`);
-  });
-}
-
-async function dropBenchDb(pgUrl: string): Promise<void> {
-  await withAdminSql(pgUrl, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${BENCH_DB} WITH (FORCE)`)).catch((e) =>
-    console.error(`could not drop ${BENCH_DB}: ${e instanceof Error ? e.message : e}`),
-  );
-}
-
 // ------------------------------------------------------------------ main
 
 async function startVenue(): Promise<Venue> {
   const port = await freePort();
-  const child = spawnLogged(["bun", "run", "venue-sim", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim");
+  const child = spawnLogged(["bun", "run", "venue-sim", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim", 400);
   const url = `http://127.0.0.1:${port}`;
-  await waitUp(`${url}/ok`, child, "venue simulator");
+  await waitHealthy(url, child, "venue simulator", { path: "/ok" });
   return { url, child };
 }
 
 async function startService(kind: "pglite" | "postgres", venue: Venue, pgUrl: string): Promise<Service> {
   const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), `bench-kill-${kind}-`));
-  tempDirs.push(dataDir);
+  const dataDir = tempDir(`bench-kill-${kind}-`);
   const env: Record<string, string> = {
     PORT: String(port),
     HOST: "127.0.0.1",
@@ -429,19 +324,12 @@ async function startService(kind: "pglite" | "postgres", venue: Venue, pgUrl: st
     BUILDER_CODE: `0x${"ab".repeat(32)}`,
     DATABASE_URL: kind === "postgres" ? `${pgUrl}/${BENCH_DB}` : "",
   };
-  const child = spawnLogged(["bun", "run", "src/main.ts"], env, kind);
+  const child = spawnLogged(["bun", "run", "src/main.ts"], env, kind, 400);
   const base = `http://127.0.0.1:${port}`;
-  await waitUp(`${base}/healthz`, child, `service on ${kind}`);
+  await waitHealthy(base, child, `service on ${kind}`);
   const org = await call(base, "POST", "/v1/orgs", { authorization: `Bearer ${ADMIN_TOKEN}` }, { name: `kill bench ${kind}` });
   expectStatus(org, 201, "POST /v1/orgs");
   return { kind, base, child, auth: { "x-api-key": org.body.api_key.key } };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (!s.length) return Number.NaN;
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
 async function main() {
@@ -461,7 +349,7 @@ async function main() {
       if (!want(kind)) continue;
       if (kind === "postgres") {
         try {
-          await createBenchDb(o.pg);
+          await createBenchDb(o.pg, BENCH_DB);
           pgCreated = true;
         } catch (e) {
           console.log(`PostgreSQL at ${o.pg} is not available (${e instanceof Error ? e.message : e}): skipping the PostgreSQL run`);
@@ -505,24 +393,10 @@ async function main() {
       line(runs.every((x) => x.run2.everyOrderTried), `${kind}: hung cancels did not starve the others: every order got a cancel request (all ${runs.length} rounds)`);
     }
   } finally {
-    for (const c of [...children]) await stopChild(c);
-    if (pgCreated) await dropBenchDb(o.pg);
-    for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+    await stopAll();
+    if (pgCreated) await dropBenchDb(o.pg, BENCH_DB);
+    removeTempDirs();
   }
 }
 
-for (const sig of ["SIGINT", "SIGTERM"] as const) {
-  process.on(sig, () => {
-    for (const c of [...children]) signal(c, "SIGKILL");
-    process.exit(130);
-  });
-}
-
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : error}`);
-  for (const c of [...children]) signal(c, "SIGKILL");
-  process.exit(1);
-}
+await runMain(main);
