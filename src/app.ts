@@ -4,11 +4,13 @@
  * configuration; tests build them with their own database and venue.
  */
 import { openapi } from "@elysiajs/openapi";
+import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { authPlugin, RateLimiter } from "./http/auth.ts";
 import { errorHandler } from "./http/error-handler.ts";
+import { UnauthenticatedError } from "./errors/errors.ts";
 import { createHandler } from "./http/handler.ts";
 import { IdempotencyStore } from "./http/idempotency-store.ts";
 import type { CredentialVault } from "./crypto/credential-vault.ts";
@@ -135,8 +137,18 @@ export function createApp(services: Services): App {
     .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }));
 
+  const adminToken = services.config.adminToken;
   const handle = createHandler({
     app: elysia,
+    async checkCredential(request) {
+      const key = request.headers.get("x-api-key");
+      if (key !== null) return (await services.apiKeys.authenticate(key)) ? null : new UnauthenticatedError("the API key is unknown or revoked");
+      const bearer = request.headers.get("authorization");
+      if (bearer !== null && !(adminToken && safeEqual(bearer, `Bearer ${adminToken}`))) {
+        return new UnauthenticatedError("a valid admin bearer token is required");
+      }
+      return null;
+    },
     logger,
     idempotency: services.idempotency,
     maxBodyBytes: services.config.maxBodyBytes,
@@ -155,4 +167,10 @@ export function createApp(services: Services): App {
       services.agents.stop();
     },
   };
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -22,6 +22,11 @@ export interface HandlerOptions {
   idempotency: IdempotencyStore;
   maxBodyBytes: number;
   observer?: HttpObserver;
+  /**
+   * Checks the request's credential before an Idempotency-Key record is looked up, so a revoked
+   * key cannot replay what it was once answered. Returns the problem to answer, or null.
+   */
+  checkCredential?: (request: Request) => Promise<ProblemError | null>;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,100}$/;
@@ -115,6 +120,8 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     // Keyed with the caller's credential: bodies can carry secrets (venue credentials), and a plain
     // hash in the database would let a weak one be guessed offline.
     const requestHash = createHmac("sha256", credential).update(`${method} ${url.pathname}${url.search}\n${body}`).digest("hex");
+    const refused = opts.checkCredential ? await opts.checkCredential(request) : null;
+    if (refused) return fail(refused, id);
     const claim = await idempotency.claim(scope, idemKey, requestHash);
     if (claim.kind === "conflict") return fail(new IdempotencyConflictError(), id);
     if (claim.kind === "in_progress") {
