@@ -87,6 +87,8 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
   /** Venue calls in flight, by order id; resolve when the outcome is recorded. */
   private readonly inflight = new Map<string, Promise<void>>();
   private killChain: Promise<unknown> = Promise.resolve();
+  /** Kills running or queued: the actor is never evicted under one. */
+  private killsRunning = 0;
   private evicted = false;
 
   constructor(
@@ -216,7 +218,9 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
         () => this.writes.delete(order.id),
         () => {
           this.writes.delete(order.id);
-          // Never durably written: the order does not exist, give its reservation back.
+          // Never durably written: the order does not exist. Close its venue call slot (nothing
+          // was sent) and give its reservation back.
+          void this.finishers.get(order.id)?.({ kind: "not_sent" });
           void this.mailbox.send(() => this.forget(order.id));
         },
       );
@@ -244,6 +248,15 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
       const finish = this.openInflight(order.id);
       return { ok: true as const, order: { ...order }, finish };
     });
+  }
+
+  /**
+   * The last gate before an order is sent to the venue: false once the breaker
+   * has tripped (a kill trips it synchronously), so nothing is placed after a
+   * halt, even an order approved just before it.
+   */
+  mayPlace(): Promise<boolean> {
+    return this.mailbox.send(() => this.currentBreaker(this.clock.now()).state === "closed");
   }
 
   /** Whether a venue call for this order is in flight in this process. */
@@ -343,7 +356,8 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
   kill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number }): Promise<KillResult> {
     // The breaker trips synchronously, before any queued message runs.
     this.breaker = { state: "tripped", reason: "kill", since: new Date(this.clock.now()) };
-    const run = this.killChain.then(() => this.runKill(ports, opts));
+    this.killsRunning++;
+    const run = this.killChain.then(() => this.runKill(ports, opts)).finally(() => this.killsRunning--);
     this.killChain = run.catch(() => undefined);
     return run;
   }
@@ -394,7 +408,12 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     if (written) {
       const r = await Promise.race([written.then(() => "ok" as const, () => "gone" as const), k.deadline]);
       if (r === "gone") return null;
-      if (r === "deadline") return { status: "failed", reason: "kill deadline passed before the order was written" };
+      if (r === "deadline") {
+        const reason = "kill deadline passed before the order was written";
+        // The row lands later: make it say what the kill answered, instead of awaiting a signature.
+        written.then(() => ports.saveOutcomes([{ orderId: id, status: "failed", reason }])).catch(() => undefined);
+        return { status: "failed", reason };
+      }
     }
     let order = this.active.get(id);
     if (!order) return null;
@@ -452,7 +471,7 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
   // ---------------------------------------------------------------- registry
 
   canEvict(now: number, idleMs: number): boolean {
-    return this.mailbox.idleFor(now) >= idleMs && this.writes.size === 0 && this.inflight.size === 0;
+    return this.mailbox.idleFor(now) >= idleMs && this.writes.size === 0 && this.inflight.size === 0 && this.killsRunning === 0;
   }
 
   onEvict(): void {

@@ -10,7 +10,8 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { authPlugin, RateLimiter } from "./http/auth.ts";
 import { errorHandler } from "./http/error-handler.ts";
-import { UnauthenticatedError } from "./errors/errors.ts";
+import { noNul } from "./http/no-nul.ts";
+import { RateLimitedError, UnauthenticatedError } from "./errors/errors.ts";
 import { createHandler } from "./http/handler.ts";
 import { IdempotencyStore } from "./http/idempotency-store.ts";
 import type { CredentialVault } from "./crypto/credential-vault.ts";
@@ -111,6 +112,7 @@ export function createApp(services: Services): App {
   const auth = authPlugin({ apiKeys: services.apiKeys, adminToken: services.config.adminToken, rateLimiter: services.rateLimiter });
   const elysia = new Elysia({ normalize: false })
     .use(errorHandler(logger))
+    .use(noNul())
     .use(
       openapi({
         path: "/openapi/ui",
@@ -142,12 +144,22 @@ export function createApp(services: Services): App {
     app: elysia,
     async checkCredential(request) {
       const key = request.headers.get("x-api-key");
-      if (key !== null) return (await services.apiKeys.authenticate(key)) ? null : new UnauthenticatedError("the API key is unknown or revoked");
+      if (key !== null) {
+        return (await services.apiKeys.authenticate(key)) ? null : new UnauthenticatedError("the API key is unknown or revoked");
+      }
       const bearer = request.headers.get("authorization");
-      if (bearer !== null && !(adminToken && safeEqual(bearer, `Bearer ${adminToken}`))) {
+      // Without ADMIN_TOKEN the admin route does not exist: let it answer its own 404.
+      if (bearer !== null && adminToken && !safeEqual(bearer, `Bearer ${adminToken}`)) {
         return new UnauthenticatedError("a valid admin bearer token is required");
       }
       return null;
+    },
+    async chargeReplay(request) {
+      // A replay costs a request like any other (the route's own auth charges the ones that run).
+      const key = request.headers.get("x-api-key");
+      const found = key === null ? null : await services.apiKeys.authenticate(key);
+      const wait = found ? services.rateLimiter.take(found.keyId) : 0;
+      return wait > 0 ? new RateLimitedError(wait) : null;
     },
     logger,
     idempotency: services.idempotency,

@@ -99,6 +99,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
   const e = picked as Env;
+  for (const name of ["VENUE_URL", "X402_FACILITATOR_URL", "DATABASE_URL"] as const) {
+    const value = e[name];
+    if (value !== undefined && !parsesAsUrl(value)) throw new ConfigError(`invalid environment variable ${name}: not a valid URL`);
+  }
   const venue = e.VENUE ?? "paper";
   if (venue === "clob" && !e.VENUE_URL) throw new ConfigError("invalid environment variable VENUE_URL: required when VENUE=clob");
   const x402Enabled = e.X402_ENABLED === "true" || e.X402_ENABLED === "1";
@@ -133,6 +137,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: e.MAX_BODY_BYTES ? Number(e.MAX_BODY_BYTES) : 64 * 1024,
     logLevel: e.LOG_LEVEL ?? "info",
   };
+}
+
+/** Whether a URL parses, with its percent-escapes decodable (the PostgreSQL driver decodes them). */
+function parsesAsUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    for (const part of [u.username, u.password, u.hostname, u.pathname]) decodeURIComponent(part);
+    return u.hostname !== "";
+  } catch {
+    return false;
+  }
 }
 
 function describe(schema: any): string {

@@ -7,6 +7,7 @@ import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts
 import { openDatabase } from "./db/database.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { createVenue } from "./venues/create-venue.ts";
+import { MarketsFileError } from "./venues/markets-file.ts";
 
 async function main() {
   let config;
@@ -21,10 +22,11 @@ async function main() {
   }
   const logger = createLogger({ level: config.logLevel });
   if (config.builderCodeDefaulted) logger.warn("BUILDER_CODE is not set: orders carry 32 zero bytes as their builder code");
-  // The master key first: a bad SEAL_* setting stops start-up before the database is touched.
+  // The venue (its markets file) and the master key first: a bad setting stops start-up before
+  // a key is generated or the database is touched.
+  const venue = await openVenue(config);
   const vault = await openVault(config, logger);
   const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
-  const venue = await createVenue(config);
   const services = createServices({ config, logger, database, venue, vault });
   const app = createApp(services);
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
@@ -52,6 +54,19 @@ async function main() {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+/** The configured venue; a markets file that cannot be read stops start-up naming PAPER_MARKETS. */
+async function openVenue(config: Config) {
+  try {
+    return await createVenue(config);
+  } catch (error) {
+    if (error instanceof MarketsFileError) {
+      console.error(`configuration error: PAPER_MARKETS: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
 }
 
 /** The credential vault on the master key pair (SEAL_SECRET_KEY, SEAL_KEY_FILE, or generated into DATA_DIR). */

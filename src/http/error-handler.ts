@@ -43,6 +43,16 @@ function coercedQueryPath(url: string | undefined, value: unknown): string {
   return "/query";
 }
 
+/** PostgreSQL: 22P05 untranslatable character (NUL in jsonb), 22021 invalid byte sequence (NUL in text). */
+const UNSTORABLE_TEXT = new Set(["22P05", "22021"]);
+
+function pgCode(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
 export function toProblemError(code: string | number, error: unknown, url?: string): ProblemError | null {
   if (error instanceof ProblemError) return error;
   switch (code) {
@@ -71,6 +81,8 @@ export function toProblemError(code: string | number, error: unknown, url?: stri
       return new InvalidRequestError("invalid cookie");
     default:
       if (error && typeof error === "object" && (error as { status?: number }).status === 413) return new PayloadTooLargeError(0);
+      // Backstop: text the database cannot store (NUL, invalid encoding) is the client's input.
+      if (UNSTORABLE_TEXT.has(pgCode(error) ?? "")) return new InvalidRequestError("the request holds text that cannot be stored", []);
       return null;
   }
 }

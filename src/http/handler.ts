@@ -27,6 +27,8 @@ export interface HandlerOptions {
    * key cannot replay what it was once answered. Returns the problem to answer, or null.
    */
   checkCredential?: (request: Request) => Promise<ProblemError | null>;
+  /** Applies the rate limit to a replayed answer. Returns the problem to answer, or null. */
+  chargeReplay?: (request: Request) => Promise<ProblemError | null>;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,100}$/;
@@ -130,6 +132,8 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
       return fail(e, id);
     }
     if (claim.kind === "replay") {
+      const limited = opts.chargeReplay ? await opts.chargeReplay(request) : null;
+      if (limited) return fail(limited, id);
       const replayed = openBody(claim.body, bodyKey);
       if (replayed === null) {
         logger.error("idempotency record cannot be opened", { request_id: id });
@@ -148,11 +152,16 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
       throw error;
     }
     const text = await response.text();
-    // Answers that say nothing about the request itself are not kept: a retry should run it again.
-    if (response.status >= 500 || response.status === 401 || response.status === 429) {
+    if (isRetryable(response.status, text)) {
       await idempotency.release(scope, idemKey).catch(() => undefined);
     } else {
-      await idempotency.complete(scope, idemKey, response.status, sealBody(text, bodyKey), response.headers.get("content-type") ?? "application/json");
+      try {
+        await idempotency.complete(scope, idemKey, response.status, sealBody(text, bodyKey), response.headers.get("content-type") ?? "application/json");
+      } catch (error) {
+        // Never leave the key "in progress" for a day: forget it, so a retry runs again.
+        logger.error("idempotency record not saved", { request_id: id, error });
+        await idempotency.release(scope, idemKey).catch(() => undefined);
+      }
     }
     return new Response(response.status === 204 ? null : text, { status: response.status, headers: response.headers });
   }
@@ -187,6 +196,19 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     }
     return response;
   };
+}
+
+/**
+ * Answers that say nothing about the request itself are not kept, so a retry runs it again: 401,
+ * 429, 503 (nothing was changed) and unexpected 500s. Answers that created something are kept even
+ * when they are errors: 502 venue_rejected and 504 venue_timeout carry an order that exists, and a
+ * retry must see that order again rather than place a second one.
+ */
+function isRetryable(status: number, body: string): boolean {
+  if (status === 401 || status === 429 || status === 503) return true;
+  if (status < 500) return false;
+  if (status === 502 || status === 504) return !/"code":"venue_(rejected|timeout)"/.test(body);
+  return true;
 }
 
 function sha256(s: string): string {

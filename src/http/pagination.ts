@@ -11,12 +11,17 @@ export function encodeCursor(at: Date, id: string): string {
   return Buffer.from(JSON.stringify([at.toISOString(), id])).toString("base64url");
 }
 
+const ID_RE = /^[a-z]{3}_[0-9a-z]{20}$/;
+const MAX_TIME_MS = Date.UTC(9999, 11, 31);
+
 export function decodeCursor(cursor: string | undefined): { at: Date; id: string } | null {
   if (!cursor) return null;
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
     const date = new Date(at);
-    if (typeof id !== "string" || Number.isNaN(date.getTime())) throw new Error("bad cursor");
+    const ms = date.getTime();
+    // Only what this API hands out: an id of ours and a time the database can hold.
+    if (typeof id !== "string" || !ID_RE.test(id) || Number.isNaN(ms) || ms < 0 || ms > MAX_TIME_MS) throw new Error("bad cursor");
     return { at: date, id };
   } catch {
     throw new InvalidRequestError("cursor is not valid", [{ path: "/query/cursor", message: "not a cursor from this API" }]);

@@ -1,5 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
+import { findNul } from "../../http/no-nul.ts";
 import { AgentIdParam, AgentModel } from "../agents/model.ts";
 import type { KillService } from "./service.ts";
 
@@ -35,6 +36,8 @@ export function killModule(deps: { kill: KillService; auth: ReturnType<typeof au
           throw new InvalidRequestError("the request body is not valid JSON", [{ path: "/", message: "malformed JSON" }]);
         }
         const errors = [...Value.Errors(KillBody, parsed)].map((e) => ({ path: e.path || "/", message: e.message }));
+        const nul = findNul(parsed);
+        if (nul) errors.push({ path: nul, message: "must not contain the NUL character" });
         if (errors.length) throw new InvalidRequestError(`${errors[0].path}: ${errors[0].message}`, errors);
         reason = (parsed as { reason?: string }).reason ?? null;
       }

@@ -110,18 +110,23 @@ export class KillService {
     void opened;
     const result = await running;
     const completedAt = Date.now();
-    await this.deps.db.insert(kills).values({
-      id: killId,
-      orgId: caller.orgId,
-      agentId,
-      reason,
-      startedAt: new Date(startedAt),
-      completedAt: new Date(completedAt),
-      cancelled: result.cancelled,
-      filled: result.filled,
-      failed: result.failed,
-      credentialsDeleted: result.credentialsDeleted,
-    });
+    try {
+      await this.deps.db.insert(kills).values({
+        id: killId,
+        orgId: caller.orgId,
+        agentId,
+        reason,
+        startedAt: new Date(startedAt),
+        completedAt: new Date(completedAt),
+        cancelled: result.cancelled,
+        filled: result.filled,
+        failed: result.failed,
+        credentialsDeleted: result.credentialsDeleted,
+      });
+    } catch (error) {
+      // The kill has happened: a failed audit row must not turn its answer into an error.
+      logger.error("kill: the kill record was not stored", { kill_id: killId, agent_id: agentId, error });
+    }
     metrics.killDurationSeconds.observe((completedAt - startedAt) / 1000);
     metrics.killOrdersTotal.inc({ outcome: "cancelled" }, result.cancelled.length);
     metrics.killOrdersTotal.inc({ outcome: "failed" }, result.failed.length);

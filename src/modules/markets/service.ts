@@ -9,9 +9,10 @@
  */
 import pLimit from "p-limit";
 import { InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
+import { ProblemError } from "../../errors/problem-error.ts";
 import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import { decimalPlaces, fromUnits, toUnits } from "../../money/units.ts";
-import { type Market, type Venue, VenueUnavailableError } from "../../venues/venue.ts";
+import type { Market, Venue } from "../../venues/venue.ts";
 import type { MarketModel, MarketPage } from "./model.ts";
 
 const UINT256_MAX = (1n << 256n) - 1n;
@@ -91,10 +92,9 @@ export class MarketService {
     try {
       return await fn(AbortSignal.timeout(this.opts.timeoutMs));
     } catch (error) {
-      if (error instanceof VenueUnavailableError || (error as Error)?.name === "TimeoutError") {
-        throw new VenueUnavailableProblem("the venue did not answer with its markets; try again");
-      }
-      throw error;
+      // Unreachable, timed out, or refused us (a 429 or a gateway's 403): nothing a client can fix.
+      if (error instanceof ProblemError) throw error;
+      throw new VenueUnavailableProblem("the venue did not answer with its markets; try again");
     }
   }
 }

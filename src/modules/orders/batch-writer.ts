@@ -33,6 +33,17 @@ export class BatchWriter<T> {
     setImmediate(this.pump);
   }
 
+  private async oneByOne(batch: { item: T; resolve: () => void; reject: (e: unknown) => void }[]): Promise<void> {
+    for (const b of batch) {
+      try {
+        await this.flush([b.item]);
+        b.resolve();
+      } catch (error) {
+        b.reject(error);
+      }
+    }
+  }
+
   private readonly pump = (): void => {
     this.scheduled = false;
     while (this.pending.length && this.inFlight < this.opts.maxInFlight) {
@@ -53,9 +64,8 @@ export class BatchWriter<T> {
           () => {
             for (const b of batch) b.resolve();
           },
-          (error) => {
-            for (const b of batch) b.reject(error);
-          },
+          // One bad item must not fail the others that shared its transaction: retry them one by one.
+          (error) => (batch.length === 1 ? batch[0].reject(error) : this.oneByOne(batch)),
         )
         .finally(() => {
           this.inFlight--;

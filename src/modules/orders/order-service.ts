@@ -132,8 +132,9 @@ export class OrderService {
       const done = await repo.transition(row.id, ["awaiting_signature"], "cancelled", "cancelled by the client");
       return toOrderModel(done ?? (await repo.get(row.id))!);
     }
-    if ((row.status === "open" || row.status === "unknown") && row.venueOrderId) {
-      const venueOrderId = row.venueOrderId;
+    // An order left `unknown` by a time-out has no venue id yet: the venue's id is its order hash.
+    const venueOrderId = row.venueOrderId ?? row.orderHash;
+    if ((row.status === "open" || row.status === "unknown") && venueOrderId) {
       const cancel = (credentials?: VenueCredentials) =>
         venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
       let result;
@@ -149,14 +150,15 @@ export class OrderService {
       const filledUnits = state ? filledUnitsOf(state.filled_usdc) : undefined;
       if (state?.status === "matched") {
         const units = filledUnits || row.notionalUnits;
-        await repo.transition(row.id, ["open", "unknown"], "filled", "matched at the venue before the cancellation", { filledUnits: units });
-        await actor.transition(row.id, { status: "filled", filledUnits: units });
+        const filled = await repo.transition(row.id, ["open", "unknown"], "filled", "matched at the venue before the cancellation", { filledUnits: units });
+        await this.mirror(actor, filled ?? (await repo.get(row.id))!);
         throw new InvalidStateError("the order filled at the venue before it could be cancelled", { order_status: "filled" });
       }
       const patch = filledUnits !== undefined ? { filledUnits } : {};
-      const done = await repo.transition(row.id, ["open", "unknown"], "cancelled", "cancelled by the client", patch);
-      await actor.transition(row.id, { status: "cancelled", ...patch });
-      return toOrderModel(done ?? (await repo.get(row.id))!);
+      const done = (await repo.transition(row.id, ["open", "unknown"], "cancelled", "cancelled by the client", patch)) ?? (await repo.get(row.id))!;
+      // Whoever moved the row (this cancel, or a kill that got there first), the actor follows the database.
+      await this.mirror(actor, done);
+      return toOrderModel(done);
     }
     throw new InvalidStateError(`an order that is ${row.status} cannot be cancelled`, { order_status: row.status });
   }
@@ -166,10 +168,15 @@ export class OrderService {
     const read = (credentials?: VenueCredentials) =>
       this.deps.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
     try {
-      return this.deps.credentials.withAgentCredentialsOrNone(agentId, read);
+      return await this.deps.credentials.withAgentCredentialsOrNone(agentId, read);
     } catch {
       return null;
     }
+  }
+
+  /** Makes the actor hold what the database row says. */
+  private async mirror(actor: Actor, row: OrderRow): Promise<void> {
+    await actor.transition(row.id, { status: row.status, venueOrderId: row.venueOrderId, filledUnits: row.filledUnits });
   }
 
   /** Expires one unsigned order, in the actor first (so a submission in progress wins) and then in the database. */
@@ -184,10 +191,10 @@ export class OrderService {
     const due = await this.deps.repo.dueForExpiry(now);
     let n = 0;
     for (const { id, agentId } of due) {
-      const actor = this.deps.agents.registry.peek(agentId);
-      if (actor) {
-        if (!(await actor.transitionIf(id, ["awaiting_signature"], { status: "expired" }))) continue;
-      }
+      // Through the agent's actor (activating it if need be), so a snapshot being loaded cannot
+      // keep a reservation the database has released; a submission in progress wins.
+      const actor = await this.deps.agents.registry.get(agentId);
+      if (actor && !(await actor.transitionIf(id, ["awaiting_signature"], { status: "expired" }))) continue;
       if (await this.deps.repo.transition(id, ["awaiting_signature"], "expired", "signature deadline passed")) n++;
     }
     return n;
@@ -205,7 +212,7 @@ export class OrderService {
     let settled = 0;
     let pending = 0;
     for (const row of rows) {
-      const live = agents.registry.peek(row.agentId);
+      const live = await agents.registry.get(row.agentId);
       if (live && row.status === "submitting" && live.isInflight(row.id)) {
         pending++;
         continue;

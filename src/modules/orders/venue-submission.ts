@@ -32,6 +32,12 @@ export class VenueSubmission {
   ): Promise<OrderRow> {
     const { repo, metrics } = this.deps;
     const op = "post_order";
+    if (!(await actor.mayPlace())) {
+      // Halted (a kill) after the order was approved or signed: it is never sent.
+      await repo.transition(order.id, ["submitting"], "rejected", "the agent was halted before the order was sent");
+      await finish({ kind: "rejected" });
+      throw new InvalidStateError("the agent's breaker tripped before the order was sent; nothing was placed", { order_id: order.id });
+    }
     const timer = metrics.venueCallDurationSeconds.startTimer({ venue: this.deps.venueName, op });
     let result: PostResult | null;
     try {

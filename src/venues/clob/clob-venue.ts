@@ -209,7 +209,9 @@ export function normalizeOrderStatus(status: unknown, dflt: VenueOrderStatus = "
 
 /** not_canceled reasons that mean the order is already gone: "already canceled or matched", ... */
 export function isAlreadyDoneReason(reason: unknown): boolean {
-  return typeof reason === "string" && /already cancel?led|matched/i.test(reason);
+  // "Order can't be found - already canceled or matched", "order already canceled",
+  // "matched orders can't be canceled" — but not "unmatched" or "not matched".
+  return typeof reason === "string" && /\balready\b.*\b(cancel?led|matched)\b|^\s*matched orders can'?t be cancel?led/i.test(reason);
 }
 
 type HttpResult = { status: number; body: any; text: string };
@@ -378,7 +380,8 @@ export class ClobVenue implements Venue {
     const path = "/auth/api-keys";
     const r = await this.call("GET", path, { headers: { ...l2Headers(credentials, { method: "GET", path }) }, signal: opts?.signal });
     if (r.status >= 200 && r.status < 300) return true;
-    if (r.status >= 400 && r.status < 500) return false;
+    // 401/403: the venue refused these credentials. 429 (rate limited) says nothing about them.
+    if (r.status >= 400 && r.status < 500 && r.status !== 429 && r.status !== 408) return false;
     throw new VenueUnavailableError(`GET ${path}: HTTP ${r.status}`);
   }
 
