@@ -251,11 +251,11 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
     expect(list.body.data).toHaveLength(3);
   });
 
-  test("kill during concurrent placements: what was approved is cancelled, what came after the trip is rejected", async () => {
+  test("kill during concurrent placements: what was sent is cancelled, what was not yet sent never is, what came after the trip is rejected", async () => {
     const { key, agentId } = await delegatedAgent();
     await faults({ latency_ms: 150 });
     const before = Array.from({ length: 8 }, () => intent(key, agentId));
-    // All eight are approved (reserved) and on their way to the venue.
+    // All eight are approved (reserved); some may already be on their way to the venue.
     await until(() => t.app.services.agents.registry.peek(agentId)?.view().openOrders === 8, "eight reserved orders");
     const killing = kill(key, agentId);
     const after = Array.from({ length: 5 }, () => intent(key, agentId));
@@ -264,22 +264,39 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
     expect(res.status).toBe(200);
     expect(res.body.duration_ms).toBeLessThan(KILL_DEADLINE_MS + MARGIN_MS);
     for (const a of await Promise.all(after)) expectBreakerRejection(a);
-    const placed = await Promise.all(before);
-    for (const p of placed) expect(p.status).toBe(201);
+    // An approved order is either placed (201, then cancelled by the kill) or, when the halt came
+    // before it was sent, never sent at all (409: the last breaker check before the venue call).
+    const answers = await Promise.all(before);
+    const sent = new Set<string>();
+    const held = new Set<string>();
+    for (const a of answers) {
+      if (a.status === 201) sent.add(a.body.order_id);
+      else {
+        expect(a.status).toBe(409);
+        expect(a.body.code).toBe("invalid_state");
+        held.add(a.body.order_id);
+      }
+    }
+    expect(sent.size + held.size).toBe(8);
 
-    // Every order that exists is cancelled (or failed), and none is left open at the venue.
     const list = (await t.call("GET", `/v1/orders?agent_id=${agentId}`, { key })).body.data;
     expect(list).toHaveLength(8);
-    expect(new Set([...res.body.cancelled, ...res.body.failed])).toEqual(new Set(list.map((o: any) => o.id)));
-    for (const o of list) {
-      expect(["cancelled", "failed"]).toContain(o.status);
-      expect(atVenue(o.order_hash)).not.toBe("live");
-      if (o.status === "failed") expect(o.flagged_for_review).toBe(true);
-    }
-    expect(res.body.cancelled.length).toBe(8);
     const s = await stats();
-    for (const o of list) expect(s.posts[o.order_hash]).toBe(1);
+    for (const o of list) {
+      expect(atVenue(o.order_hash)).not.toBe("live");
+      if (held.has(o.id)) {
+        expect(o.status).toBe("rejected");
+        expect(s.posts[o.order_hash] ?? 0).toBe(0);
+      } else {
+        expect(["cancelled", "failed"]).toContain(o.status);
+        if (o.status === "failed") expect(o.flagged_for_review).toBe(true);
+        expect(s.posts[o.order_hash]).toBe(1);
+      }
+    }
+    expect(new Set([...res.body.cancelled, ...res.body.failed])).toEqual(sent);
     expect(res.body.credentials_deleted).toBe(true);
+    // Nothing reserved is left behind.
+    expect((await t.call("GET", `/v1/agents/${agentId}`, { key })).body.open_orders).toBe(0);
   });
 
   test("cancels the venue holds open do not starve the others: they give their slot up and are tried again", async () => {
