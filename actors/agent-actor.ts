@@ -89,7 +89,6 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
   private killChain: Promise<unknown> = Promise.resolve();
   /** Kills running or queued: the actor is never evicted under one. */
   private killsRunning = 0;
-  private evicted = false;
 
   constructor(
     snapshot: AgentSnapshot<L>,
@@ -111,10 +110,6 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     return this.profile.id;
   }
 
-  get wasEvicted(): boolean {
-    return this.evicted;
-  }
-
   // ---------------------------------------------------------------- reads
 
   view(): AgentView<L> {
@@ -134,10 +129,6 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
   tracked(orderId: string): TrackedOrder | undefined {
     const o = this.active.get(orderId);
     return o ? { ...o } : undefined;
-  }
-
-  activeOrders(): TrackedOrder[] {
-    return [...this.active.values()].map((o) => ({ ...o }));
   }
 
   // ---------------------------------------------------------------- agent settings
@@ -472,10 +463,6 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
 
   canEvict(now: number, idleMs: number): boolean {
     return this.mailbox.idleFor(now) >= idleMs && this.writes.size === 0 && this.inflight.size === 0 && this.killsRunning === 0;
-  }
-
-  onEvict(): void {
-    this.evicted = true;
   }
 
   // ---------------------------------------------------------------- internals

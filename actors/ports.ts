@@ -18,7 +18,8 @@ export type OrderStatus =
   | "unknown";
 
 /** Statuses whose notional is still reserved or at the venue. */
-export const ACTIVE_STATUSES: ReadonlySet<OrderStatus> = new Set(["awaiting_signature", "submitting", "open", "unknown"]);
+export const ACTIVE_STATUS_LIST = ["awaiting_signature", "submitting", "open", "unknown"] as const satisfies readonly OrderStatus[];
+export const ACTIVE_STATUSES: ReadonlySet<OrderStatus> = new Set(ACTIVE_STATUS_LIST);
 
 export interface AgentProfile {
   id: string;

@@ -207,8 +207,20 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
 function isRetryable(status: number, body: string): boolean {
   if (status === 401 || status === 429 || status === 503) return true;
   if (status < 500) return false;
-  if (status === 502 || status === 504) return !/"code":"venue_(rejected|timeout)"/.test(body);
+  if (status === 502 || status === 504) {
+    const code = problemCode(body);
+    return code !== "venue_rejected" && code !== "venue_timeout";
+  }
   return true;
+}
+
+function problemCode(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { code?: unknown };
+    return typeof parsed?.code === "string" ? parsed.code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function sha256(s: string): string {

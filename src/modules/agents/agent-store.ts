@@ -3,12 +3,11 @@
  * activation, and the small writes the actor makes itself (AgentStore port).
  */
 import { and, eq, inArray, max, sql } from "drizzle-orm";
-import type { ActorLimits, AgentSnapshot, AgentStore, BreakerState, CredentialsInfo, TrackedOrder } from "../../../actors/ports.ts";
+import { ACTIVE_STATUS_LIST, type ActorLimits, type AgentSnapshot, type AgentStore, type BreakerState, type CredentialsInfo, type TrackedOrder } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
 import { agents, credentials, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
 
-const ACTIVE = ["awaiting_signature", "submitting", "open", "unknown"] as const;
 /** Statuses whose whole notional counts; others count what filled (see countedNotional in the actor). */
 const COUNTED = sql`case when ${orders.status} in ('awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
 
@@ -29,7 +28,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
       this.db
         .select()
         .from(orders)
-        .where(and(eq(orders.agentId, agentId), inArray(orders.status, [...ACTIVE]))),
+        .where(and(eq(orders.agentId, agentId), inArray(orders.status, [...ACTIVE_STATUS_LIST]))),
       this.db
         .select({ day: orders.tradingDay, units: sql<string>`coalesce(sum(${COUNTED}), 0)` })
         .from(orders)

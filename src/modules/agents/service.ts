@@ -8,7 +8,7 @@ import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors
 import type { Caller } from "../../http/caller.ts";
 import { decodeCursor, pageOf } from "../../http/pagination.ts";
 import { newId } from "../../ids.ts";
-import { fromUnits } from "../../money/units.ts";
+import { unitsToNumber } from "../../money/units.ts";
 import { DEFAULT_LIMITS, type LimitsPatch, mergeLimits, validateLimits } from "../../risk/limits.ts";
 import { type AgentLimits, DbAgentStore } from "./agent-store.ts";
 import type { AgentModel, CreateAgentBody } from "./model.ts";
@@ -132,7 +132,7 @@ export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
     signature_type: v.profile.signatureType,
     limits: v.limits,
     breaker: { state: v.breaker.state, reason: v.breaker.reason, since: v.breaker.since?.toISOString() ?? null },
-    daily_volume: { used_usdc: Number(fromUnits(v.dailyUsedUnits)), limit_usdc: v.limits.daily_volume_usdc, resets_at: resets.toISOString() },
+    daily_volume: { used_usdc: unitsToNumber(v.dailyUsedUnits), limit_usdc: v.limits.daily_volume_usdc, resets_at: resets.toISOString() },
     open_orders: v.openOrders,
     credentials: v.credentials
       ? { scopes: v.credentials.scopes, key_hint: v.credentials.keyHint, created_at: v.credentials.createdAt.toISOString() }

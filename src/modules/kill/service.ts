@@ -5,7 +5,7 @@
  */
 import pLimit from "p-limit";
 import type { KillResult } from "../../../actors/agent-actor.ts";
-import type { CancelOutcome, KillOutcome, KillPorts, TrackedOrder } from "../../../actors/ports.ts";
+import { ACTIVE_STATUS_LIST, type CancelOutcome, type KillOutcome, type KillPorts, type TrackedOrder } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
 import { kills } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
@@ -13,12 +13,11 @@ import { newId } from "../../ids.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
 import type { Venue, VenueCredentials } from "../../venues/venue.ts";
-import { toUnits } from "../../money/units.ts";
+import { filledUnitsOf } from "../../orders/venue-status.ts";
 import { type Actor, type AgentService, toAgentModel } from "../agents/service.ts";
 import type { CredentialSource } from "../orders/intent-service.ts";
 import type { OrderRepository } from "../orders/order-repository.ts";
 
-const ACTIVE = ["awaiting_signature", "submitting", "open", "unknown"] as const;
 
 export class KillService {
   constructor(
@@ -63,7 +62,7 @@ export class KillService {
           // Nothing left to cancel: it was cancelled or it matched before the kill reached it.
           const state = await venue.getOrder({ venue_order_id: venueOrderId, credentials: c }, { signal }).catch(() => null);
           if (!state) return { status: "cancelled" };
-          const filledUnits = unitsOf(state.filled_usdc);
+          const filledUnits = filledUnitsOf(state.filled_usdc);
           return state.status === "matched" ? { status: "filled", filledUnits: filledUnits || order.notionalUnits } : { status: "cancelled", filledUnits };
         } catch {
           return { status: "failed" };
@@ -72,11 +71,11 @@ export class KillService {
       saveOutcomes: async (outcomes) => {
         const plain = (status: KillOutcome["status"]) => outcomes.filter((o) => o.status === status && o.filledUnits === undefined).map((o) => o.orderId);
         await Promise.all([
-          repo.transitionMany(plain("cancelled"), [...ACTIVE], "cancelled", "kill switch"),
-          repo.transitionMany(plain("failed"), [...ACTIVE], "failed", "kill switch: cancellation not confirmed before the deadline", { flaggedForReview: true }),
+          repo.transitionMany(plain("cancelled"), [...ACTIVE_STATUS_LIST], "cancelled", "kill switch"),
+          repo.transitionMany(plain("failed"), [...ACTIVE_STATUS_LIST], "failed", "kill switch: cancellation not confirmed before the deadline", { flaggedForReview: true }),
           ...outcomes
             .filter((o) => o.filledUnits !== undefined)
-            .map((o) => repo.transition(o.orderId, [...ACTIVE], o.status, o.reason, { filledUnits: o.filledUnits })),
+            .map((o) => repo.transition(o.orderId, [...ACTIVE_STATUS_LIST], o.status, o.reason, { filledUnits: o.filledUnits })),
         ]);
       },
     };
@@ -171,7 +170,7 @@ export class KillService {
           const state = await venue
             .getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) })
             .catch(() => null);
-          const filled = state ? unitsOf(state.filled_usdc) : 0n;
+          const filled = state ? filledUnitsOf(state.filled_usdc) : 0n;
           if (filled <= row.filledUnits) return;
           if (await repo.setFilled(row.id, "cancelled", filled)) {
             await actor.addLateFill({ tradingDay: row.tradingDay, conditionId: row.conditionId, side: row.side }, filled - row.filledUnits);
@@ -179,13 +178,5 @@ export class KillService {
         }),
       ),
     );
-  }
-}
-
-function unitsOf(usdc: string | undefined): bigint {
-  try {
-    return usdc ? toUnits(usdc, 6, "floor") : 0n;
-  } catch {
-    return 0n;
   }
 }

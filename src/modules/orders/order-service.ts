@@ -16,7 +16,7 @@ import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { OrderStatus } from "../../db/schema.ts";
-import { toUnits } from "../../money/units.ts";
+import { filledUnitsOf, orderStatusFor } from "../../orders/venue-status.ts";
 import type { OrderMessage, Venue, VenueCredentials } from "../../venues/venue.ts";
 import type { Actor, AgentService } from "../agents/service.ts";
 import type { CredentialSource } from "./intent-service.ts";
@@ -231,17 +231,8 @@ export class OrderService {
         break;
       }
       const from: OrderStatus[] = ["submitting", "unknown"];
-      let to: OrderStatus;
-      let filledUnits = 0n;
-      if (!state) to = "rejected";
-      else {
-        try {
-          filledUnits = toUnits(state.filled_usdc || "0", 6, "floor");
-        } catch {
-          filledUnits = 0n;
-        }
-        to = state.status === "matched" ? "filled" : state.status === "cancelled" || state.status === "unmatched" ? "cancelled" : "open";
-      }
+      const to: OrderStatus = state ? orderStatusFor(state.status) : "rejected";
+      const filledUnits = state ? filledUnitsOf(state.filled_usdc) : 0n;
       const reason = state ? `reconciled with the venue (${state.status})` : "reconciled: the venue has no such order";
       const done = await repo.transition(row.id, from, to, reason, state ? { venueOrderId: state.venue_order_id, filledUnits } : {});
       if (done) {
@@ -250,14 +241,5 @@ export class OrderService {
       }
     }
     return { settled, pending };
-  }
-}
-
-/** A venue's filled USDC amount in 6-decimal units (floored); 0 when unreadable. */
-function filledUnitsOf(filledUsdc: string | undefined): bigint {
-  try {
-    return toUnits(filledUsdc || "0", 6, "floor");
-  } catch {
-    return 0n;
   }
 }

@@ -1,4 +1,4 @@
-import { fromUnits } from "../../money/units.ts";
+import { unitsToNumber } from "../../money/units.ts";
 import type { OrderRow } from "./order-repository.ts";
 import type { OrderModel } from "./model.ts";
 
@@ -9,13 +9,13 @@ export function toOrderModel(r: OrderRow): OrderModel {
     mode: r.mode,
     market_id: r.marketId,
     side: r.side,
-    size_usdc: Number(fromUnits(r.sizeUnits)),
+    size_usdc: unitsToNumber(r.sizeUnits),
     price: Number(r.price),
     order_type: r.orderType,
     status: r.status,
     order_hash: r.orderHash,
     venue_order_id: r.venueOrderId,
-    filled_usdc: Number(fromUnits(r.filledUnits)),
+    filled_usdc: unitsToNumber(r.filledUnits),
     flagged_for_review: r.flaggedForReview,
     client_order_id: r.clientOrderId,
     created_at: r.createdAt.toISOString(),

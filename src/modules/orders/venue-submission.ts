@@ -6,7 +6,7 @@
  */
 import type { VenueOutcome } from "../../../actors/agent-actor.ts";
 import { InvalidStateError, VenueRejectedError, VenueTimeoutError } from "../../errors/errors.ts";
-import { toUnits } from "../../money/units.ts";
+import { filledUnitsOf, orderStatusFor } from "../../orders/venue-status.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
 import { type CancelResult, type PostResult, VenueUnavailableError } from "../../venues/venue.ts";
@@ -64,13 +64,8 @@ export class VenueSubmission {
       await actor.recordVenueResult(false);
       throw new VenueRejectedError(result.error.slice(0, 500), { order_id: order.id, order_status: "rejected" });
     }
-    let filledUnits = 0n;
-    try {
-      filledUnits = result.filled_usdc ? toUnits(result.filled_usdc, 6, "floor") : 0n;
-    } catch {
-      filledUnits = 0n;
-    }
-    const status = result.status === "matched" ? "filled" : result.status === "unmatched" || result.status === "cancelled" ? "cancelled" : "open";
+    let filledUnits = filledUnitsOf(result.filled_usdc);
+    const status = orderStatusFor(result.status);
     if (status === "filled" && filledUnits === 0n) filledUnits = order.notionalUnits;
     const reason =
       status === "filled" ? "matched at the venue" : status === "cancelled" ? "not matched (fill-or-kill / fill-and-kill)" : "resting at the venue";
