@@ -3,6 +3,7 @@
  * PostgreSQL through postgres-js when a URL is given. Both are driven through
  * the same drizzle API, and migrations run on open.
  */
+import { SQL } from "bun";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { mkdirSync } from "node:fs";
@@ -46,16 +47,28 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   const { drizzle } = await import("drizzle-orm/postgres-js");
   const client = postgres(url, { max, onnotice: () => {}, prepare: true, connect_timeout: 10 });
   const db = drizzle({ client, schema }) as unknown as Db;
+  // The hot statement (the group-commit insert) goes through Bun's built-in client on a small
+  // pool of its own: measured on an 11-order batch, it spends about half the service CPU per
+  // statement that postgres-js does on Bun (150 against 300 µs; postgres-js's node:net writes
+  // cost most of it). Everything else stays on drizzle and postgres-js.
+  // The database is named explicitly: Bun lets PGDATABASE override the one in a URL, postgres-js does not.
+  const database = decodeURIComponent(new URL(url).pathname.slice(1));
+  const hot = new SQL(url, { max: HOT_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}) });
   return {
     kind: "postgres",
     db,
     run: async (text, params) => {
-      await client.unsafe(text, params, { prepare: true });
+      await hot.unsafe(text, params);
     },
     ping: () => ping(db),
-    close: () => client.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 })]);
+    },
   };
 }
+
+/** Connections of the hot-statement pool: the batches that commit at once (see OrderRepository's maxInFlight). */
+const HOT_POOL_SIZE = 4;
 
 async function openPglite(dir: string): Promise<Database> {
   const { PGlite } = await import("@electric-sql/pglite");

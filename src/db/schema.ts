@@ -7,6 +7,8 @@
  */
 import { sql } from "drizzle-orm";
 import type { BreakerReason, OrderStatus } from "../../actors/ports.ts";
+import type { OrderDomain } from "../eip712/order-typed-data.ts";
+import type { OrderMessage } from "../venues/venue.ts";
 import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
@@ -91,7 +93,12 @@ export const orders = pgTable(
     expiration: text("expiration").notNull().default("0"),
     status: text("status").$type<OrderStatus>().notNull(),
     orderHash: text("order_hash"),
-    typedData: jsonb("typed_data").$type<Record<string, unknown>>(),
+    /**
+     * The unsigned order's EIP-712 domain, primaryType and message. Its types are always
+     * ORDER_TYPES, so they are not stored: with them a row passes PostgreSQL's 2 kB TOAST
+     * threshold and every insert pays for compressing it.
+     */
+    typedData: jsonb("typed_data").$type<{ domain: OrderDomain; primaryType: "Order"; message: OrderMessage }>(),
     signatureDeadline: ts("signature_deadline"),
     venueOrderId: text("venue_order_id"),
     filledUnits: units("filled_units").notNull().default(sql`0`),

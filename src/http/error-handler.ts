@@ -46,9 +46,12 @@ function coercedQueryPath(url: string | undefined, value: unknown): string {
 /** PostgreSQL: 22P05 untranslatable character (NUL in jsonb), 22021 invalid byte sequence (NUL in text). */
 const UNSTORABLE_TEXT = new Set(["22P05", "22021"]);
 
+/** The SQLSTATE of a database error: `code` from postgres-js and PGlite, `errno` from Bun's SQL client. */
 function pgCode(error: unknown): string | undefined {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  const sqlState = (v: unknown) => (typeof v === "string" && /^[0-9A-Z]{5}$/.test(v) ? v : undefined);
+  for (let e = error as { code?: unknown; errno?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    const found = sqlState(e.code) ?? sqlState(e.errno);
+    if (found) return found;
   }
   return undefined;
 }

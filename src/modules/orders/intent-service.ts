@@ -148,7 +148,8 @@ export class IntentService {
             expiration,
             status: order.status,
             orderHash: hash,
-            typedData: typedData as unknown as Record<string, unknown>,
+            // Stored without its `types`: they are always ORDER_TYPES (see the column in schema.ts).
+            typedData: { domain: typedData.domain, primaryType: typedData.primaryType, message: typedData.message },
             signatureDeadline,
             clientOrderId: body.client_order_id ?? null,
             decisionId,

@@ -6,7 +6,6 @@
 import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import type { Db, RunStatement } from "../../db/database.ts";
 import { type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "../../db/schema.ts";
-import { ORDER_TYPES } from "../../eip712/order-typed-data.ts";
 import { decodeCursor, pageOf } from "../../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
 
@@ -205,53 +204,18 @@ const DECISION_FIELDS = [
 const ORDER_COLUMNS = ORDER_FIELDS.map(([c]) => c).join(", ");
 const DECISION_COLUMNS = DECISION_FIELDS.map(([c]) => c).join(", ");
 const DECISION_RECORD = DECISION_FIELDS.map(([c, t]) => `${c} ${t}`).join(", ");
+const ORDER_RECORD = ORDER_FIELDS.map(([c, t]) => `${c} ${t}`).join(", ");
 /**
- * The EIP-712 `types` of every unsigned order are the same constant (ORDER_TYPES), a third of
- * the typed data. A record whose typed data carries exactly them leaves them out and sets
- * `order_types`; the statement puts them back. jsonb keeps no key order, so the stored value
- * is the same either way.
+ * The batch insert around its two parameters ($1 the orders, $2 the decisions, JSON arrays as text).
+ * json_to_recordset reads the text once and makes jsonb only of the jsonb columns, where
+ * jsonb_to_recordset would first build one jsonb document of the whole batch.
  */
-const ORDER_TYPES_JSONB = `'${JSON.stringify({ types: ORDER_TYPES }).replaceAll("'", "''")}'::jsonb`;
-const ORDER_RECORD = [...ORDER_FIELDS.map(([c, t]) => `${c} ${t}`), "order_types bool"].join(", ");
-const ORDER_SELECT = ORDER_FIELDS.map(([c]) =>
-  c === "typed_data" ? `case when x.order_types then x.typed_data || ${ORDER_TYPES_JSONB} else x.typed_data end` : `x.${c}`,
-).join(", ");
-/** The batch insert around its two parameters ($1 the orders, $2 the decisions, JSON arrays as text). */
 const INSERT_PARTS = [
-  `with o as (insert into orders (${ORDER_COLUMNS}) select ${ORDER_SELECT} from jsonb_to_recordset(`,
-  `::text::jsonb) as x(${ORDER_RECORD})) insert into risk_decisions (${DECISION_COLUMNS}) select ${DECISION_COLUMNS} from jsonb_to_recordset(`,
-  `::text::jsonb) as x(${DECISION_RECORD})`,
+  `with o as (insert into orders (${ORDER_COLUMNS}) select ${ORDER_COLUMNS} from json_to_recordset(`,
+  `::text::json) as x(${ORDER_RECORD})) insert into risk_decisions (${DECISION_COLUMNS}) select ${DECISION_COLUMNS} from json_to_recordset(`,
+  `::text::json) as x(${DECISION_RECORD})`,
 ] as const;
 const INSERT_BATCH = `${INSERT_PARTS[0]}$1${INSERT_PARTS[1]}$2${INSERT_PARTS[2]}`;
-
-/** Whether `fields` is exactly `expected`: the same {name, type} entries in the same order. */
-function sameFields(fields: unknown, expected: readonly { name: string; type: string }[]): boolean {
-  if (!Array.isArray(fields) || fields.length !== expected.length) return false;
-  for (let i = 0; i < expected.length; i++) {
-    const f = fields[i] as { name?: unknown; type?: unknown } | null;
-    if (f === null || typeof f !== "object" || f.name !== expected[i].name || f.type !== expected[i].type || Object.keys(f).length !== 2) return false;
-  }
-  return true;
-}
-
-/** The typed_data member of a record, and its order_types flag (see ORDER_TYPES_JSONB). */
-function typedDataJson(td: Record<string, unknown> | null | undefined): string {
-  if (td === null || td === undefined) return `"typed_data":null,"order_types":false`;
-  const types = td.types as Record<string, unknown> | undefined;
-  if (
-    Object.getPrototypeOf(td) === Object.prototype &&
-    types !== null &&
-    typeof types === "object" &&
-    Object.getPrototypeOf(types) === Object.prototype &&
-    Object.keys(types).length === 2 &&
-    sameFields(types.EIP712Domain, ORDER_TYPES.EIP712Domain) &&
-    sameFields(types.Order, ORDER_TYPES.Order)
-  ) {
-    const { types: _, ...rest } = td;
-    return `"typed_data":${JSON.stringify(rest)},"order_types":true`;
-  }
-  return `"typed_data":${JSON.stringify(td)},"order_types":false`;
-}
 
 const str = (v: string | null | undefined): string => (v === null || v === undefined ? "null" : JSON.stringify(v));
 const json = (v: unknown): string => (v === null || v === undefined ? "null" : JSON.stringify(v));
@@ -267,7 +231,7 @@ function orderJson(o: NewOrderRow): string {
     `{"id":${str(o.id)},"org_id":${str(o.orgId)},"agent_id":${str(o.agentId)},"mode":${str(o.mode)},"market_id":${str(o.marketId)},` +
     `"condition_id":${str(o.conditionId)},"side":${str(o.side)},"size_units":"${o.sizeUnits}","price":${str(o.price)},` +
     `"notional_units":"${o.notionalUnits}","order_type":${str(o.orderType)},"expiration":${str(o.expiration ?? "0")},` +
-    `"status":${str(o.status)},"order_hash":${str(o.orderHash)},${typedDataJson(o.typedData)},` +
+    `"status":${str(o.status)},"order_hash":${str(o.orderHash)},"typed_data":${json(o.typedData)},` +
     `"signature_deadline":${time(o.signatureDeadline)},"venue_order_id":${str(o.venueOrderId)},"filled_units":"${o.filledUnits ?? 0n}",` +
     `"flagged_for_review":${o.flaggedForReview === true},"client_order_id":${str(o.clientOrderId)},"decision_id":${str(o.decisionId)},` +
     `"trading_day":${str(o.tradingDay)},"history":${json(o.history)},"created_at":${time(o.createdAt)},"updated_at":${time(o.updatedAt)}}`

@@ -75,7 +75,7 @@ export class OrderService {
       await this.expire(actor, row.id);
       throw new OrderExpiredError(row.id);
     }
-    const message = (row.typedData as { message: OrderMessage }).message;
+    const message = row.typedData.message;
     if (!SIGNATURE_RE.test(body.signature)) throw new InvalidSignatureError("the signature must be 0x followed by 130 hex digits (65 bytes)");
     if (message.signatureType !== 3) {
       const check = verifyOrderSignature({ digest: row.orderHash, signature: body.signature, expectedSigner: message.signer });
