@@ -7,7 +7,7 @@
  * hashTypedData for the same typed data (test/unit/order-hash.test.ts).
  */
 
-import { keccak_256 } from "@noble/hashes/sha3.js";
+import { keccak256 } from "./keccak256.ts";
 import type { OrderMessage } from "../venues/venue.ts";
 import {
   EIP712_DOMAIN_TYPE_STRING,
@@ -75,10 +75,10 @@ function toHex(bytes: Uint8Array): `0x${string}` {
   return s as `0x${string}`;
 }
 
-export const EIP712_DOMAIN_TYPEHASH: Uint8Array = keccak_256(UTF8.encode(EIP712_DOMAIN_TYPE_STRING));
-export const ORDER_TYPEHASH: Uint8Array = keccak_256(UTF8.encode(ORDER_TYPE_STRING));
-const NAME_HASH = keccak_256(UTF8.encode(ORDER_DOMAIN_NAME));
-const VERSION_HASH = keccak_256(UTF8.encode(ORDER_DOMAIN_VERSION));
+export const EIP712_DOMAIN_TYPEHASH: Uint8Array = keccak256(UTF8.encode(EIP712_DOMAIN_TYPE_STRING));
+export const ORDER_TYPEHASH: Uint8Array = keccak256(UTF8.encode(ORDER_TYPE_STRING));
+const NAME_HASH = keccak256(UTF8.encode(ORDER_DOMAIN_NAME));
+const VERSION_HASH = keccak256(UTF8.encode(ORDER_DOMAIN_VERSION));
 
 const domainSeparators = new Map<string, Uint8Array>();
 
@@ -93,7 +93,7 @@ function domainSeparatorBytes(chainId: number, negRisk: boolean): Uint8Array {
     buf.set(VERSION_HASH, 64);
     writeUint256(buf, 96, chainId, "chainId");
     writeAddress(buf, 128, exchangeAddress(negRisk), "verifyingContract");
-    sep = keccak_256(buf);
+    sep = keccak256(buf);
     domainSeparators.set(key, sep);
   }
   return sep;
@@ -124,7 +124,7 @@ function structHashBytes(m: OrderMessage): Uint8Array {
   writeUint256(structBuf, 288, m.timestamp, "timestamp");
   writeBytes32(structBuf, 320, m.metadata, "metadata");
   writeBytes32(structBuf, 352, m.builder, "builder");
-  return keccak_256(structBuf);
+  return keccak256(structBuf);
 }
 
 /** hashStruct(message) of the Order type. Throws TypeError/RangeError on a malformed field. */
@@ -141,5 +141,5 @@ export function orderHash(args: { chainId: number; negRisk: boolean; message: Or
   const struct = structHashBytes(args.message);
   digestBuf.set(sep, 2);
   digestBuf.set(struct, 34);
-  return toHex(keccak_256(digestBuf));
+  return toHex(keccak256(digestBuf));
 }

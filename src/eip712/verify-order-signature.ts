@@ -18,7 +18,7 @@
  * keys, digests and signatures.
  */
 
-import { keccak_256 } from "@noble/hashes/sha3.js";
+import { keccak256 } from "./keccak256.ts";
 
 export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 
@@ -333,7 +333,7 @@ function recoverAddressHex(e: bigint, r: bigint, s: bigint, yParity: number): st
   const qy = (((acc[1] * zi2) % P) * zi) % P;
   writeWord(pubBuf, 0, qx);
   writeWord(pubBuf, 32, qy);
-  const h = keccak_256(pubBuf);
+  const h = keccak256(pubBuf);
   let out = "";
   for (let i = 12; i < 32; i++) out += HEX_BYTE[h[i]];
   return out;
