@@ -65,8 +65,8 @@ export function createServices(parts: { config: Config; logger: Logger; database
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
   const orderRepo = new OrderRepository(database.db, {
     // Group commit: while one batch commits the next one gathers. PostgreSQL runs two batches on
-    // two backends (measured best with bench/intent.ts: 2 ≥ 3 > 1); PGlite runs in this thread,
-    // so a second batch in flight would only queue behind the first.
+    // two backends (bench/intent.ts: 2 was best or level with 1, 3, 4 and 6 in every session);
+    // PGlite runs in this thread, so a second batch in flight would only queue behind the first.
     maxInFlight: database.kind === "postgres" ? 2 : 1,
     onBatch: (n) => metrics.dbBatchSize.observe(n),
     run: database.run,

@@ -1,7 +1,8 @@
 /**
  * Opens the database: embedded PGlite under DATA_DIR/pg by default, or
  * PostgreSQL through postgres-js when a URL is given. Both are driven through
- * the same drizzle API, and migrations run on open.
+ * the same drizzle API, and migrations run on open. On PostgreSQL the one hot
+ * statement (`run`) uses Bun's built-in SQL client instead.
  */
 import { SQL } from "bun";
 import { sql } from "drizzle-orm";
@@ -21,9 +22,10 @@ export interface Database {
   readonly db: Db;
   /**
    * Runs one statement outside drizzle, for hot statements whose text never
-   * changes. On PostgreSQL it is a named prepared statement: parsed and planned
-   * once per connection, then one round trip per call (drizzle's own queries
-   * are unnamed: a describe round trip and a fresh parse and plan on every call).
+   * changes. On PostgreSQL it runs on Bun's SQL client as a named prepared
+   * statement: parsed and planned once per connection, then one round trip per
+   * call (drizzle's own queries are unnamed: a describe round trip and a fresh
+   * parse and plan on every call).
    */
   run?: RunStatement;
   ping(): Promise<boolean>;
@@ -68,7 +70,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
 }
 
 /** Connections of the hot-statement pool: the batches that commit at once (see OrderRepository's maxInFlight). */
-const HOT_POOL_SIZE = 4;
+const HOT_POOL_SIZE = 2;
 
 async function openPglite(dir: string): Promise<Database> {
   const { PGlite } = await import("@electric-sql/pglite");
