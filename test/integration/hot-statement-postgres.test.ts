@@ -13,6 +13,7 @@ describe.skipIf(!postgresUrl)("hot statement on PostgreSQL", () => {
   let database: Database;
   const table = `hot_statement_${process.pid}_${Date.now()}`;
   const saved = process.env.PGDATABASE;
+  const insert = `insert into ${table} (id, v) select x.id, x.v from json_to_recordset($1::text::json) as x(id text, v jsonb)`;
 
   beforeAll(async () => {
     // Bun's client lets PGDATABASE override the database named in a URL; postgres-js does not.
@@ -29,7 +30,7 @@ describe.skipIf(!postgresUrl)("hot statement on PostgreSQL", () => {
   });
 
   test("writes through run() land in the URL's database, whatever PGDATABASE says", async () => {
-    await database.run!(`insert into ${table} (id, v) select x.id, x.v from json_to_recordset($1::text::json) as x(id text, v jsonb)`, [
+    await database.run!(insert, [
       JSON.stringify([
         { id: "a", v: { n: 1 } },
         { id: "b", v: { s: "it's \"quoted\" \\ here" } },
@@ -44,7 +45,7 @@ describe.skipIf(!postgresUrl)("hot statement on PostgreSQL", () => {
     let caught: unknown;
     try {
       // A NUL cannot be stored in jsonb: SQLSTATE 22P05, which the API answers as a 400.
-      await database.run!(`insert into ${table} (id, v) select x.id, x.v from json_to_recordset($1::text::json) as x(id text, v jsonb)`, [
+      await database.run!(insert, [
         JSON.stringify([{ id: "nul", v: { s: "a\u0000b" } }]),
       ]);
     } catch (error) {
@@ -58,7 +59,6 @@ describe.skipIf(!postgresUrl)("hot statement on PostgreSQL", () => {
   });
 
   test("a duplicate key through run() fails and leaves the first row alone", async () => {
-    const insert = `insert into ${table} (id, v) select x.id, x.v from json_to_recordset($1::text::json) as x(id text, v jsonb)`;
     await expect(database.run!(insert, [JSON.stringify([{ id: "a", v: { n: 2 } }])])).rejects.toBeDefined();
     const rows = (await database.db.execute(sql.raw(`select v from ${table} where id = 'a'`))) as unknown as { v: unknown }[];
     expect(rows[0].v).toEqual({ n: 1 });
