@@ -15,7 +15,7 @@ import { runMigrations } from "./migrate.ts";
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 /** Runs one statement with positional text parameters ($1, $2, …); see Database.run. */
-export type RunStatement = (text: string, params: string[]) => Promise<void>;
+export type RunStatement = (text: string, params: (string | null)[]) => Promise<void>;
 
 export interface Database {
   readonly kind: "pglite" | "postgres";
@@ -27,7 +27,7 @@ export interface Database {
    * call (drizzle's own queries are unnamed: a describe round trip and a fresh
    * parse and plan on every call).
    */
-  run?: RunStatement;
+  run: RunStatement;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -108,7 +108,10 @@ function pgliteRunner(client: { exec(sql: string): Promise<unknown> }): RunState
     }
     return name;
   };
-  const literal = (v: string) => `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
+  // A NUL goes as the escape \x00, which the server refuses with the SQLSTATE it gives for a NUL
+  // in a parameter (22021), instead of ending the statement's text early.
+  const literal = (v: string | null) =>
+    v === null ? "NULL" : `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''").replaceAll("\u0000", "\\x00")}'`;
   return async (text, params) => {
     const args = params.map(literal).join(", ");
     try {

@@ -681,7 +681,15 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
           },
         },
       );
-      const down: Database = { kind, db: broken as Database["db"], ping: async () => false, close: async () => {} };
+      const down: Database = {
+        kind,
+        db: broken as Database["db"],
+        run: async () => {
+          throw new Error(internal);
+        },
+        ping: async () => false,
+        close: async () => {},
+      };
       const b = await createTestApp(down);
       try {
         const res = await b.call("GET", "/v1/agents", { key: "bk_someKeyThatLooksRealsomeKeyThatLooksReal12", headers: { "x-request-id": "req-500" } });

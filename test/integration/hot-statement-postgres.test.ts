@@ -1,25 +1,83 @@
 /**
- * The hot statement on PostgreSQL (Database.run) goes through Bun's SQL client, the rest through
- * postgres-js. Both must reach the same database, and a database error from either must keep its
- * SQLSTATE for the problem mapping. Runs only with TEST_DATABASE_URL.
+ * The hot statement (Database.run): on PostgreSQL it goes through Bun's SQL client and the rest through
+ * postgres-js, so both must reach the same database; on PGlite it is PREPAREd and EXECUTEd with
+ * escaped literals. On both, parameters must arrive exactly as given (NULL included), and a database
+ * error must keep its SQLSTATE for the problem mapping.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import { toProblemError } from "../../src/http/error-handler.ts";
-import { postgresUrl } from "../support/databases.ts";
+import { describeEachDatabase, postgresUrl } from "../support/databases.ts";
 
-describe.skipIf(!postgresUrl)("hot statement on PostgreSQL", () => {
+const tableName = (tag: string) => `hot_statement_${tag}_${process.pid}_${Date.now()}`;
+/** drizzle's execute gives postgres-js's rows as an array and PGlite's under `rows`. */
+const rowsOf = async (database: Database, query: string): Promise<Record<string, unknown>[]> => {
+  const result = (await database.db.execute(sql.raw(query))) as unknown as Record<string, unknown>[] | { rows: Record<string, unknown>[] };
+  return Array.isArray(result) ? [...result] : result.rows;
+};
+
+describeEachDatabase("hot statement", (kind, open) => {
   let database: Database;
-  const table = `hot_statement_${process.pid}_${Date.now()}`;
+  const table = tableName(kind);
+  // The shape of the batch inserts (order-repository.ts): every parameter text, cast on the server.
+  const insert = (rows: number) =>
+    `insert into ${table} (id, t, v, b) values ${Array.from({ length: rows }, (_, r) => `($${4 * r + 1}::text, $${4 * r + 2}::text, $${4 * r + 3}::text::jsonb, $${4 * r + 4}::text::bool)`).join(", ")}`;
+
+  beforeAll(async () => {
+    database = await open();
+    await database.db.execute(sql.raw(`create table ${table} (id text primary key, t text, v jsonb, b bool)`));
+  });
+
+  afterAll(async () => {
+    await database?.db.execute(sql.raw(`drop table if exists ${table}`));
+  });
+
+  test("parameters arrive exactly as given: quotes, backslashes, escapes, non-ASCII, JSON, booleans and NULL", async () => {
+    const tricky = `it's "quoted" \\ here \\x41 $1 E'' ' ; -- €`;
+    await database.run(insert(3), ["a", tricky, JSON.stringify({ s: tricky, n: [1, null] }), "false", "b", null, null, null, "c", "", "null", "true"]);
+    const rows = await rowsOf(database, `select id, t, v, b from ${table} where id in ('a', 'b', 'c') order by id`);
+    expect(rows).toEqual([
+      { id: "a", t: tricky, v: { s: tricky, n: [1, null] }, b: false },
+      { id: "b", t: null, v: null, b: null },
+      { id: "c", t: "", v: null, b: true },
+    ]);
+  });
+
+  for (const [where, params] of [
+    ["a text parameter", ["nul-t", "a\u0000b", null]],
+    ["a jsonb parameter", ["nul-v", null, JSON.stringify({ s: "a\u0000b" })]],
+  ] as const) {
+    test(`a NUL in ${where} fails with a SQLSTATE the API answers as 400, and writes nothing`, async () => {
+      let caught: unknown;
+      try {
+        await database.run(insert(2), ["ok-beside-nul", "fine", null, null, ...params, null]);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeDefined();
+      expect(toProblemError("UNKNOWN", caught)?.status).toBe(400);
+      expect(await rowsOf(database, `select id from ${table} where id in ('ok-beside-nul', '${params[0]}')`)).toEqual([]);
+    });
+  }
+
+  test("a duplicate key fails the statement and leaves the first row alone", async () => {
+    await database.run(insert(1), ["dup", "first", null, null]);
+    await expect(database.run(insert(1), ["dup", "second", null, null])).rejects.toBeDefined();
+    expect(await rowsOf(database, `select t from ${table} where id = 'dup'`)).toEqual([{ t: "first" }]);
+  });
+});
+
+describe.skipIf(!postgresUrl)("hot statement on PostgreSQL: the URL's database", () => {
+  let database: Database;
+  const table = tableName("url");
   const saved = process.env.PGDATABASE;
-  const insert = `insert into ${table} (id, v) select x.id, x.v from json_to_recordset($1::text::json) as x(id text, v jsonb)`;
 
   beforeAll(async () => {
     // Bun's client lets PGDATABASE override the database named in a URL; postgres-js does not.
     process.env.PGDATABASE = "no_such_database_for_the_hot_statement";
     database = await openDatabase({ kind: "postgres", url: postgresUrl!, max: 2 }, false);
-    await database.db.execute(sql.raw(`create table ${table} (id text primary key, v jsonb not null)`));
+    await database.db.execute(sql.raw(`create table ${table} (id text primary key)`));
   });
 
   afterAll(async () => {
@@ -30,37 +88,7 @@ describe.skipIf(!postgresUrl)("hot statement on PostgreSQL", () => {
   });
 
   test("writes through run() land in the URL's database, whatever PGDATABASE says", async () => {
-    await database.run!(insert, [
-      JSON.stringify([
-        { id: "a", v: { n: 1 } },
-        { id: "b", v: { s: "it's \"quoted\" \\ here" } },
-      ]),
-    ]);
-    const rows = (await database.db.execute(sql.raw(`select id, v from ${table} order by id`))) as unknown as { id: string; v: unknown }[];
-    expect(rows.map((r) => r.id)).toEqual(["a", "b"]);
-    expect(rows[1].v).toEqual({ s: "it's \"quoted\" \\ here" });
-  });
-
-  test("a failed run() keeps the SQLSTATE the problem mapping reads", async () => {
-    let caught: unknown;
-    try {
-      // A NUL cannot be stored in jsonb: SQLSTATE 22P05, which the API answers as a 400.
-      await database.run!(insert, [
-        JSON.stringify([{ id: "nul", v: { s: "a\u0000b" } }]),
-      ]);
-    } catch (error) {
-      caught = error;
-    }
-    expect(caught).toBeDefined();
-    const problem = toProblemError("UNKNOWN", caught);
-    expect(problem?.status).toBe(400);
-    const rows = (await database.db.execute(sql.raw(`select id from ${table} where id = 'nul'`))) as unknown as unknown[];
-    expect(rows.length).toBe(0);
-  });
-
-  test("a duplicate key through run() fails and leaves the first row alone", async () => {
-    await expect(database.run!(insert, [JSON.stringify([{ id: "a", v: { n: 2 } }])])).rejects.toBeDefined();
-    const rows = (await database.db.execute(sql.raw(`select v from ${table} where id = 'a'`))) as unknown as { v: unknown }[];
-    expect(rows[0].v).toEqual({ n: 1 });
+    await database.run(`insert into ${table} (id) values ($1::text)`, ["a"]);
+    expect(await rowsOf(database, `select id from ${table}`)).toEqual([{ id: "a" }]);
   });
 });
