@@ -8,8 +8,9 @@
  * second process (bench/load.ts): `--connections` keep-alive connections, each
  * one posting for its own agent (one agent per connection), `--warmup` seconds
  * of warm-up and `--duration` seconds measured. Rounds interleave the three
- * targets; the table shows the medians. Then signature checks per second for
- * submit-signed (orderHash + verifyOrderSignature, bench/signature.ts).
+ * targets; the table shows the medians. Signature checks per second for
+ * submit-signed (orderHash + verifyOrderSignature, bench/signature.ts) are
+ * measured first, before any service starts.
  *
  * Every approved order is durably committed before its 201 (group commit); the
  * PostgreSQL run checks afterwards that the database holds at least as many
@@ -275,6 +276,10 @@ async function main() {
   const results: Record<string, Awaited<ReturnType<typeof runLoadProcess>>[]> = { bare: [], pglite: [], postgres: [] };
   let totalOkPg = 0;
   let setupOkPg = 0;
+  // Signature checks first, on a quiet machine: after the runs PostgreSQL is still busy for a while
+  // (checkpoint, autovacuum of the rows just written), which took up to half of this figure.
+  let sig: Awaited<ReturnType<typeof benchSignatureChecks>> | null = null;
+  if (o.signature) sig = await benchSignatureChecks(5, 3000);
   try {
     if (want("bare")) targets.push(await startBare());
     if (want("pglite")) targets.push(await startService("pglite", o.pg, o.connections, o.cpuProf));
@@ -314,9 +319,6 @@ async function main() {
         `synchronous_commit=${c.settings.synchronous_commit}, fsync=${c.settings.fsync}, unlogged tables: ${c.settings.unlogged_tables}`;
     }
     for (const t of targets) await stopChild(t.child);
-
-    let sig: Awaited<ReturnType<typeof benchSignatureChecks>> | null = null;
-    if (o.signature) sig = await benchSignatureChecks(5, 3000);
 
     // ---------------------------------------------------------------- table
     const med = (name: string, f: (r: LoadResult) => number) => median(results[name].map(f));
