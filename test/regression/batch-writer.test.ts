@@ -1,4 +1,4 @@
-/** the group-commit insert of approved orders (order-repository.ts insertBatch, batch-writer.ts). */
+/** the group-commit insert of approved orders (order-repository.ts insertApproved, batch-writer.ts). */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { sharedPglite } from "../support/databases.ts";
