@@ -347,6 +347,7 @@ async function main() {
       console.log("");
       console.log(`submit-signed signature checks (orderHash + verifyOrderSignature, one core): ${sig.hashAndVerifyPerSecond}/s`);
       console.log(`  verify over a precomputed digest: ${sig.verifyPerSecond}/s; viem recoverTypedDataAddress baseline: ${sig.viemRecoverPerSecond}/s`);
+      console.log(`  a signer's first signature (key not yet known, full recovery): ${sig.firstSignaturePerSecond}/s`);
     }
     if (durability) console.log(durability);
 
