@@ -112,14 +112,7 @@ function addAffine(p: Jac, x2: bigint, y2: bigint, neg: boolean): Jac {
   let R = S2 - Y1;
   if (R < 0n) R += P;
   if (H === 0n) return R === 0n ? dbl(p) : INF;
-  const HH = (H * H) % P;
-  const HHH = (H * HH) % P;
-  const V = (X1 * HH) % P;
-  let X3 = (R * R - HHH - 2n * V) % P;
-  if (X3 < 0n) X3 += P;
-  let Y3 = (R * (V - X3) - Y1 * HHH) % P;
-  if (Y3 < 0n) Y3 += P;
-  return [X3, Y3, (Z1 * H) % P];
+  return addTail(X1, Y1, H, R, Z1);
 }
 
 /** p + q, both Jacobian; q's y negated when `neg` (add-1998-cmo-2). */
@@ -143,6 +136,14 @@ function add(p: Jac, q: Jac, neg: boolean): Jac {
   let R = S2 - S1;
   if (R < 0n) R += P;
   if (H === 0n) return R === 0n ? dbl(p) : INF;
+  return addTail(U1, S1, H, R, (Z1 * Z2) % P);
+}
+
+/**
+ * The end both additions share, from U1, S1, H = U2 − U1 ≠ 0 and R = S2 − S1 (all mod P):
+ * X3 = R² − H³ − 2·U1·H², Y3 = R·(U1·H² − X3) − S1·H³, Z3 = zH·H.
+ */
+function addTail(U1: bigint, S1: bigint, H: bigint, R: bigint, zH: bigint): Jac {
   const HH = (H * H) % P;
   const HHH = (H * HH) % P;
   const V = (U1 * HH) % P;
@@ -150,7 +151,7 @@ function add(p: Jac, q: Jac, neg: boolean): Jac {
   if (X3 < 0n) X3 += P;
   let Y3 = (R * (V - X3) - S1 * HHH) % P;
   if (Y3 < 0n) Y3 += P;
-  return [X3, Y3, (((Z1 * Z2) % P) * H) % P];
+  return [X3, Y3, (zH * H) % P];
 }
 
 // ---- Fixed-base table for multiples of G: G_X/G_Y[i*256 + d] = d · 256^i · G (affine), d in 1..255.
