@@ -69,7 +69,10 @@ async function openPostgres(url: string, max: number): Promise<Database> {
   };
 }
 
-/** Connections of the hot-statement pool: the batches that commit at once (see OrderRepository's maxInFlight). */
+/**
+ * Connections of the hot-statement pool: the approved-order batches that commit at once (see
+ * OrderRepository's maxInFlight). A batch of rejections, rarer, waits for a free one.
+ */
 const HOT_POOL_SIZE = 2;
 
 async function openPglite(dir: string): Promise<Database> {
