@@ -9,8 +9,9 @@
  * one posting for its own agent (one agent per connection), `--warmup` seconds
  * of warm-up and `--duration` seconds measured. Rounds interleave the three
  * targets; the table shows the medians. Signature checks per second for
- * submit-signed (orderHash + verifyOrderSignature, bench/signature.ts) are
- * measured first, before any service starts.
+ * submit-signed (verifyOrderSignature over the stored order hash, as
+ * order-service.ts does; bench/signature.ts) are measured first, before any
+ * service starts.
  *
  * Every approved order is durably committed before its 201 (group commit); the
  * PostgreSQL run checks afterwards that the database holds at least as many
@@ -345,9 +346,11 @@ async function main() {
     }
     if (sig) {
       console.log("");
-      console.log(`submit-signed signature checks (orderHash + verifyOrderSignature, one core): ${sig.hashAndVerifyPerSecond}/s`);
-      console.log(`  verify over a precomputed digest: ${sig.verifyPerSecond}/s; viem recoverTypedDataAddress baseline: ${sig.viemRecoverPerSecond}/s`);
-      console.log(`  a signer's first signature (key not yet known, full recovery): ${sig.firstSignaturePerSecond}/s`);
+      // submit-signed checks the signature over the order_hash stored when the intent was approved
+      // (order-service.ts): verifyOrderSignature over a precomputed digest is its whole per-order work.
+      console.log(`submit-signed signature checks (verifyOrderSignature over the stored order hash, one core): ${sig.verifyPerSecond}/s`);
+      console.log(`  with the hash computed again as well: ${sig.hashAndVerifyPerSecond}/s; viem recoverTypedDataAddress baseline: ${sig.viemRecoverPerSecond}/s`);
+      console.log(`  a signer's first signature (key not yet known, full recovery, hash included): ${sig.firstSignaturePerSecond}/s`);
     }
     if (durability) console.log(durability);
 
@@ -363,7 +366,7 @@ async function main() {
       const p99 = med(name, (r) => r.p99_ms);
       line(p99 < 10, `p99 < 10 ms at ${o.connections} connections on ${name === "pglite" ? "PGlite" : "PostgreSQL"} (${fmt(p99, 2)} ms)`);
     }
-    line(sig ? sig.hashAndVerifyPerSecond >= 3000 : null, `submit-signed signature checks >= 3000/s (${sig ? sig.hashAndVerifyPerSecond : "-"}/s)`);
+    line(sig ? sig.verifyPerSecond >= 3000 : null, `submit-signed signature checks >= 3000/s (${sig ? sig.verifyPerSecond : "-"}/s)`);
     const failedAnswers = ["pglite", "postgres"].reduce((n, k) => n + results[k].reduce((m, r) => m + r.non2xx + r.errors, 0), 0);
     line(failedAnswers === 0, `every measured intent answered 201 (${failedAnswers} did not)`);
   } finally {

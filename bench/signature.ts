@@ -4,8 +4,9 @@
  * Real signatures: 20 viem accounts sign 500 distinct unsigned orders (as
  * buildUnsignedOrder returns them); each round verifies `perRound` of them
  * (cycling through the pool). Reports the median rate of the rounds for
- * verifyOrderSignature over a precomputed digest, for orderHash +
- * verifyOrderSignature (what submit-signed does per order), both with the
+ * verifyOrderSignature over a precomputed digest (what submit-signed does per
+ * order: it verifies over the order_hash stored at approval), for orderHash +
+ * verifyOrderSignature (the hash computed again as well), both with the
  * signers' keys known (every signature after a signer's first: the service
  * keeps the keys of up to 1,024 recent signers), for the same with the keys
  * forgotten before every check (a signer's first signature: full recovery),
