@@ -165,36 +165,42 @@ function buildGTable(): void {
   let bx = GX;
   let by = GY;
   const pts: Jac[] = new Array(256);
-  const prefix: bigint[] = new Array(256);
   for (let i = 0; i < 32; i++) {
     pts[1] = [bx, by, 1n];
     for (let d = 2; d < 256; d++) pts[d] = addAffine(pts[d - 1], bx, by, false);
-    const next = addAffine(pts[255], bx, by, false); // 256 · base
-    // Batch normalization of pts[1..255] and `next` (index 0 holds it).
-    pts[0] = next;
-    let acc = 1n;
-    for (let d = 0; d < 256; d++) {
-      prefix[d] = acc;
-      acc = (acc * pts[d][2]) % P;
+    pts[0] = addAffine(pts[255], bx, by, false); // 256 · base, the next table's base
+    const affine = toAffineAll(pts);
+    for (let d = 1; d < 256; d++) {
+      xs[i * 256 + d] = affine.xs[d];
+      ys[i * 256 + d] = affine.ys[d];
     }
-    let inv = invert(acc, P);
-    for (let d = 255; d >= 0; d--) {
-      const zi = (inv * prefix[d]) % P;
-      inv = (inv * pts[d][2]) % P;
-      const zi2 = (zi * zi) % P;
-      const x = (pts[d][0] * zi2) % P;
-      const y = (((pts[d][1] * zi2) % P) * zi) % P;
-      if (d === 0) {
-        bx = x;
-        by = y;
-      } else {
-        xs[i * 256 + d] = x;
-        ys[i * 256 + d] = y;
-      }
-    }
+    bx = affine.xs[0];
+    by = affine.ys[0];
   }
   G_X = xs;
   G_Y = ys;
+}
+
+/** The affine forms of Jacobian points (none at infinity), with one field inversion for all of them. */
+function toAffineAll(pts: Jac[]): { xs: bigint[]; ys: bigint[] } {
+  const n = pts.length;
+  const prefix: bigint[] = new Array(n);
+  let acc = 1n;
+  for (let i = 0; i < n; i++) {
+    prefix[i] = acc;
+    acc = (acc * pts[i][2]) % P;
+  }
+  let inv = invert(acc, P);
+  const xs: bigint[] = new Array(n);
+  const ys: bigint[] = new Array(n);
+  for (let i = n - 1; i >= 0; i--) {
+    const zi = (inv * prefix[i]) % P;
+    inv = (inv * pts[i][2]) % P;
+    const zi2 = (zi * zi) % P;
+    xs[i] = (pts[i][0] * zi2) % P;
+    ys[i] = (((pts[i][1] * zi2) % P) * zi) % P;
+  }
+  return { xs, ys };
 }
 
 /** Builds the G table now instead of on the first verification (it takes a few ms). */
@@ -340,25 +346,8 @@ export function signerKey(x: bigint, y: bigint): SignerKey {
   pts[0] = [x, y, 1n];
   const twoQ = dbl(pts[0]);
   for (let i = 1; i < count; i++) pts[i] = add(twoQ, pts[i - 1], false);
-  // Batch normalization: one inversion for all of them.
-  const prefix: bigint[] = new Array(count);
-  let acc = 1n;
-  for (let i = 0; i < count; i++) {
-    prefix[i] = acc;
-    acc = (acc * pts[i][2]) % P;
-  }
-  let inv = invert(acc, P);
-  const xs: bigint[] = new Array(count);
-  const ys: bigint[] = new Array(count);
-  const xsEndo: bigint[] = new Array(count);
-  for (let i = count - 1; i >= 0; i--) {
-    const zi = (inv * prefix[i]) % P;
-    inv = (inv * pts[i][2]) % P;
-    const zi2 = (zi * zi) % P;
-    xs[i] = (pts[i][0] * zi2) % P;
-    ys[i] = (((pts[i][1] * zi2) % P) * zi) % P;
-    xsEndo[i] = (xs[i] * BETA) % P;
-  }
+  const { xs, ys } = toAffineAll(pts);
+  const xsEndo = xs.map((v) => (v * BETA) % P);
   return { x, y, xs, xsEndo, ys };
 }
 

@@ -8,14 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import { toProblemError } from "../../src/http/error-handler.ts";
-import { describeEachDatabase, postgresUrl } from "../support/databases.ts";
+import { describeEachDatabase, postgresUrl, rowsOf } from "../support/databases.ts";
 
 const tableName = (tag: string) => `hot_statement_${tag}_${process.pid}_${Date.now()}`;
-/** drizzle's execute gives postgres-js's rows as an array and PGlite's under `rows`. */
-const rowsOf = async (database: Database, query: string): Promise<Record<string, unknown>[]> => {
-  const result = (await database.db.execute(sql.raw(query))) as unknown as Record<string, unknown>[] | { rows: Record<string, unknown>[] };
-  return Array.isArray(result) ? [...result] : result.rows;
-};
 
 describeEachDatabase("hot statement", (kind, open) => {
   let database: Database;

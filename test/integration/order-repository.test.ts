@@ -10,13 +10,8 @@ import type { Database } from "../../src/db/database.ts";
 import { orders, riskDecisions } from "../../src/db/schema.ts";
 import type { NewDecisionRow, NewOrderRow } from "../../src/modules/orders/order-repository.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
-import { describeEachDatabase } from "../support/databases.ts";
+import { describeEachDatabase, rowsOf } from "../support/databases.ts";
 import { newTrader } from "../support/payload.ts";
-
-const rowsOf = async (database: Database, query: ReturnType<typeof sql>) => {
-  const result = (await database.db.execute(query)) as unknown as Record<string, unknown>[] | { rows: Record<string, unknown>[] };
-  return Array.isArray(result) ? [...result] : result.rows;
-};
 
 describeEachDatabase("order repository batch inserts", (kind, open) => {
   let database: Database;

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import { migrations } from "../../src/db/migrations.generated.ts";
 
@@ -69,4 +69,12 @@ export type DbKind = "pglite" | "postgres";
 export function describeEachDatabase(name: string, suite: (kind: DbKind, database: () => Promise<Database>) => void): void {
   describe(`${name} [pglite]`, () => suite("pglite", sharedPglite));
   if (postgresUrl) describe(`${name} [postgres]`, () => suite("postgres", sharedPostgres));
+}
+
+/** The rows of a query on either database: drizzle's execute gives postgres-js's as an array and PGlite's under `rows`. */
+export async function rowsOf(database: Database, query: SQL | string): Promise<Record<string, unknown>[]> {
+  const result = (await database.db.execute(typeof query === "string" ? sql.raw(query) : query)) as unknown as
+    | Record<string, unknown>[]
+    | { rows: Record<string, unknown>[] };
+  return Array.isArray(result) ? [...result] : result.rows;
 }
