@@ -1,0 +1,301 @@
+/**
+ * The shapes of the brokerage REST API (CONTRACT sections 2-12, 14), snake_case as on the wire.
+ * test/sdk/openapi-drift.test.ts checks the routes, parameters and request fields against the
+ * service's OpenAPI document so these cannot drift unnoticed.
+ */
+
+export type Hex = `0x${string}`;
+export type Side = "buy" | "sell";
+export type OrderType = "GTC" | "GTD" | "FOK" | "FAK";
+export type Mode = "payload" | "delegated";
+export type OrderStatus =
+  | "pending_approval"
+  | "awaiting_signature"
+  | "submitting"
+  | "open"
+  | "filled"
+  | "cancelled"
+  | "expired"
+  | "rejected"
+  | "failed"
+  | "unknown";
+export type CheckName =
+  | "breaker"
+  | "market_filters"
+  | "order_size"
+  | "daily_volume"
+  | "concentration"
+  | "kelly_cap"
+  | "price_sanity"
+  | "liquidity_impact";
+export type Scope = "order:place" | "order:cancel";
+
+/** A page of a list route: `?limit=` (at most 200) and `?cursor=`. */
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+export interface PageQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+export interface Market {
+  market_id: string;
+  condition_id: string;
+  question: string;
+  outcome: string;
+  category: string | null;
+  end_date: string | null;
+  active: boolean;
+  closed: boolean;
+  accepting_orders: boolean;
+  neg_risk: boolean;
+  version: "v1" | "v2";
+  tick_size: string | number;
+  min_order_size: string | number;
+  best_bid: number | null;
+  best_ask: number | null;
+  mid: number | null;
+  last_trade_price: number | null;
+  [extra: string]: unknown;
+}
+export interface ListMarketsQuery extends PageQuery {
+  category?: string;
+  active?: boolean;
+  closed?: boolean;
+}
+
+export interface Limits {
+  min_order_usdc: number;
+  max_order_usdc: number;
+  daily_volume_usdc: number;
+  capital_usdc: number;
+  max_market_exposure_pct: number;
+  kelly_fraction: number;
+  kelly_fallback_pct: number;
+  price_band: number;
+  max_slippage: number;
+  max_depth_share: number;
+  book_max_age_s: number;
+  min_time_to_end_s: number;
+  market_deny: string[];
+  category_deny: string[];
+  category_allow: string[];
+  max_venue_errors: number;
+  breaker_cooldown_s: number;
+  max_orders_per_minute: number;
+  max_open_orders: number;
+  duplicate_window_s: number;
+  runaway_trip_count: number;
+  approval_threshold_usdc: number | null;
+  [extra: string]: unknown;
+}
+
+export interface Agent {
+  id: string;
+  org_id: string;
+  name: string | null;
+  mode: Mode;
+  wallet_address: Hex;
+  signer_address: Hex;
+  signature_type: 0 | 1 | 2 | 3;
+  owner_address?: Hex | null;
+  limits: Limits;
+  breaker: { state: "closed" | "tripped"; reason: string | null; since: string | null };
+  daily_volume: { used_usdc: number; limit_usdc: number; resets_at: string };
+  open_orders: number;
+  credentials: null | { scopes: Scope[]; key_hint: string; created_at: string };
+  heartbeat?: null | { interval_s: number; last_at: string | null; deadline_at: string };
+  created_at: string;
+  [extra: string]: unknown;
+}
+export interface CreateAgentRequest {
+  name?: string;
+  wallet_address: string;
+  signer_address?: string;
+  signature_type?: 0 | 1 | 2 | 3;
+  owner_address?: string;
+  limits?: Partial<Limits>;
+}
+export interface CredentialsRequest {
+  api_key: string;
+  api_secret: string;
+  passphrase?: string;
+  scopes: Scope[];
+}
+
+export interface IntentRequest {
+  market_id: string;
+  side: Side;
+  /** Order size in USDC (a JSON number, at most 6 decimals). */
+  size_usdc: number;
+  /** Limit price of the outcome, 0 < price < 1, a multiple of the market's tick. */
+  price: number;
+  agent_id?: string;
+  /** The agent's belief that the outcome resolves yes, 0 < q < 1 (Kelly cap). */
+  probability?: number;
+  order_type?: OrderType;
+  /** ISO time; GTD orders only. */
+  expires_at?: string;
+  client_order_id?: string;
+}
+
+export interface CheckResult {
+  check: CheckName;
+  passed: boolean;
+}
+/** One failed risk check, with the limit it broke and the value it saw (numbers where the check has them). */
+export interface RiskFailure {
+  check: CheckName;
+  code: string;
+  message: string;
+  limit: number | string | null;
+  actual: number | string | null;
+  [extra: string]: unknown;
+}
+export interface RiskResult {
+  approved: boolean;
+  checks: CheckResult[];
+  failures?: RiskFailure[];
+  [extra: string]: unknown;
+}
+
+/** The order message of the EIP-712 typed data: uint256 as decimal strings, uint8 as numbers. */
+export interface OrderMessage {
+  salt: string;
+  maker: Hex;
+  signer: Hex;
+  tokenId: string;
+  makerAmount: string;
+  takerAmount: string;
+  side: 0 | 1;
+  signatureType: number;
+  timestamp: string;
+  metadata: Hex;
+  builder: Hex;
+}
+/** EIP-712 typed data exactly as `eth_signTypedData_v4` and viem's `signTypedData` accept it. */
+export interface UnsignedOrder {
+  domain: { name: string; version: string; chainId: number; verifyingContract: Hex };
+  types: Record<string, { name: string; type: string }[]>;
+  primaryType: "Order";
+  message: OrderMessage;
+}
+
+export interface PayloadIntentAnswer {
+  order_id: string;
+  agent_id: string;
+  mode: "payload";
+  status: "awaiting_signature" | "pending_approval";
+  unsigned_order: UnsignedOrder;
+  order_hash: Hex;
+  order_type: OrderType;
+  /** Unix seconds for GTD, "0" otherwise; travels beside the signed struct. */
+  expiration: string;
+  signature_deadline: string;
+  risk: RiskResult;
+  [extra: string]: unknown;
+}
+export interface DelegatedIntentAnswer {
+  order_id: string;
+  agent_id: string;
+  mode: "delegated";
+  status: OrderStatus;
+  venue_order_id: string | null;
+  risk: RiskResult;
+  [extra: string]: unknown;
+}
+export type IntentAnswer = PayloadIntentAnswer | DelegatedIntentAnswer;
+export interface DryRunAnswer {
+  risk: RiskResult;
+  [extra: string]: unknown;
+}
+
+/** L2 headers for the venue's POST /order, signed by the caller over the exact body the service sends. */
+export interface VenueAuth {
+  address?: string;
+  api_key: string;
+  passphrase: string;
+  timestamp: string;
+  signature: string;
+}
+export interface SubmitSignedRequest {
+  order_id: string;
+  signature: Hex;
+  venue_auth?: VenueAuth;
+}
+export interface SubmitSignedAnswer {
+  order_id: string;
+  status: OrderStatus;
+  venue_order_id: string | null;
+  [extra: string]: unknown;
+}
+
+export interface Order {
+  id: string;
+  agent_id: string;
+  mode: Mode;
+  market_id: string;
+  side: Side;
+  size_usdc: number;
+  price: number;
+  order_type: OrderType;
+  status: OrderStatus;
+  order_hash: string | null;
+  venue_order_id: string | null;
+  filled_usdc: number;
+  flagged_for_review: boolean;
+  client_order_id: string | null;
+  created_at: string;
+  updated_at: string;
+  history: { status: string; at: string; reason: string | null }[];
+  [extra: string]: unknown;
+}
+export interface ListOrdersQuery extends PageQuery {
+  agent_id?: string;
+  status?: OrderStatus;
+}
+
+export interface KillAnswer {
+  kill_id: string;
+  agent_id: string;
+  started_at: string;
+  completed_at: string;
+  duration_ms: number;
+  cancelled: string[];
+  failed: string[];
+  credentials_deleted: boolean;
+  agent: Agent;
+  [extra: string]: unknown;
+}
+
+export interface Org {
+  id: string;
+  name: string;
+  created_at: string;
+}
+export interface ApiKey {
+  id: string;
+  name: string | null;
+  agent_id: string | null;
+  created_at: string;
+  hint?: string;
+  [extra: string]: unknown;
+}
+export interface IssuedApiKey extends ApiKey {
+  /** The secret, shown once. */
+  key: string;
+}
+export interface CreateOrgAnswer {
+  org: Org;
+  api_key: { id: string; key: string; created_at: string };
+}
+
+/** GET /v1/events: one Server-Sent Event of the caller's organization. */
+export type BrokerEvent =
+  | { id: string; type: "order"; data: Order }
+  | { id: string; type: "risk_rejected"; data: { decision_id: string; agent_id: string; failures: RiskFailure[]; checks: CheckResult[] } }
+  | { id: string; type: "breaker"; data: { agent_id: string; state: "closed" | "tripped"; reason: string | null } }
+  | { id: string; type: "kill"; data: KillAnswer };
+export type BrokerEventType = BrokerEvent["type"];

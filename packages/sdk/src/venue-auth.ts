@@ -1,0 +1,83 @@
+/**
+ * venue_auth for submit-signed (CONTRACT 7, 11.2): the L2 headers Polymarket requires on POST /order,
+ * computed by the order's signer over the exact body the service will send. The body layout is the
+ * service's serializePostOrderBody (src/venues/clob/clob-venue.ts), byte for byte:
+ *
+ *   {"order":{"salt":<int>,"maker":"…","signer":"…","tokenId":"…","makerAmount":"…","takerAmount":"…",
+ *   "side":"BUY"|"SELL","expiration":"…","signatureType":<n>,"timestamp":"…","metadata":"…","builder":"…",
+ *   "signature":"…"},"owner":"<api key>","orderType":"GTC"|…,"deferExec":false,"postOnly":false}
+ *
+ * POLY_SIGNATURE = url-safe base64 (padded) of HMAC-SHA256(base64decode(secret), timestamp + "POST" + "/order" + body),
+ * with node:crypto (Node.js 20+ and Bun).
+ */
+import { createHmac } from "node:crypto";
+import type { OrderMessage, OrderType, VenueAuth } from "./types.js";
+
+/** The signer's own L2 API credentials at the venue. Used locally only; the secret never leaves the process. */
+export interface VenueCredentials {
+  api_key: string;
+  /** base64 (standard or url-safe) API secret. */
+  api_secret: string;
+  passphrase: string;
+  /** POLY_ADDRESS; the service uses the order's signer when absent. */
+  address?: string;
+}
+
+export interface PostOrderBodyInput {
+  order: OrderMessage;
+  signature: string;
+  order_type: OrderType;
+  /** "0" unless GTD. */
+  expiration: string;
+  /** The API key of the order's owner (the signer's venue API key). */
+  owner: string;
+}
+
+export function serializePostOrderBody(req: PostOrderBodyInput): string {
+  const o = req.order;
+  if (typeof o.salt !== "string" || !/^[0-9]+$/.test(o.salt)) throw new TypeError("order.salt must be a decimal string");
+  if (!Number.isInteger(o.signatureType)) throw new TypeError("order.signatureType must be an integer");
+  if (o.side !== 0 && o.side !== 1) throw new TypeError("order.side must be 0 or 1");
+  const s = JSON.stringify;
+  const expiration = req.expiration && req.expiration !== "" ? req.expiration : "0";
+  return (
+    `{"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(o.maker)},"signer":${s(o.signer)},"tokenId":${s(o.tokenId)},` +
+    `"makerAmount":${s(o.makerAmount)},"takerAmount":${s(o.takerAmount)},"side":${s(o.side === 0 ? "BUY" : "SELL")},` +
+    `"expiration":${s(expiration)},"signatureType":${o.signatureType},"timestamp":${s(o.timestamp)},` +
+    `"metadata":${s(o.metadata)},"builder":${s(o.builder)},"signature":${s(req.signature)}},` +
+    `"owner":${s(req.owner)},"orderType":${s(req.order_type)},"deferExec":false,"postOnly":false}`
+  );
+}
+
+/** HMAC-SHA256 L2 signature: url-safe base64 with padding. */
+export function buildL2Signature(input: { secret: string; timestamp: string | number; method: string; path: string; body?: string }): string {
+  const key = Buffer.from(input.secret.trim().replace(/-/g, "+").replace(/_/g, "/"), "base64");
+  return createHmac("sha256", key)
+    .update(`${input.timestamp}${input.method}${input.path}${input.body ?? ""}`, "utf8")
+    .digest("base64")
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_");
+}
+
+/** The venue_auth member of submit-signed for this order and signature, timestamped now (unix seconds) unless given. */
+export function buildVenueAuth(input: {
+  credentials: VenueCredentials;
+  order: OrderMessage;
+  signature: string;
+  order_type: OrderType;
+  expiration: string;
+  timestamp?: number | string;
+}): VenueAuth {
+  const timestamp = String(input.timestamp ?? Math.floor(Date.now() / 1000));
+  const body = serializePostOrderBody({
+    order: input.order,
+    signature: input.signature,
+    order_type: input.order_type,
+    expiration: input.expiration,
+    owner: input.credentials.api_key,
+  });
+  const signature = buildL2Signature({ secret: input.credentials.api_secret, timestamp, method: "POST", path: "/order", body });
+  const auth: VenueAuth = { api_key: input.credentials.api_key, passphrase: input.credentials.passphrase, timestamp, signature };
+  if (input.credentials.address) auth.address = input.credentials.address;
+  return auth;
+}
