@@ -1,0 +1,110 @@
+/**
+ * Retries through a fault-injecting proxy: the service handles the request, the proxy drops the
+ * answer (the socket is destroyed) or answers 503; the SDK retries with the same Idempotency-Key and
+ * the service replays the first answer, so no order is placed twice.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createServer, type Server } from "node:http";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { BrokerClient, NetworkError, type PayloadIntentAnswer } from "../../packages/sdk/src/client.ts";
+import { DEM_YES } from "../support/payload.ts";
+import { describeEachDatabase } from "../support/databases.ts";
+import { newOrgClient, serveTestApp, type LiveService } from "./serve.ts";
+
+interface FaultProxy {
+  url: string;
+  /** Faults for the next requests to a path: "drop" forwards then destroys the socket, "503" answers 503 without forwarding. */
+  plan: Map<string, ("drop" | "503")[]>;
+  seen: { method: string; path: string; key: string | undefined; forwarded: boolean }[];
+  close(): Promise<void>;
+}
+
+function startProxy(upstream: string): Promise<FaultProxy> {
+  const plan = new Map<string, ("drop" | "503")[]>();
+  const seen: FaultProxy["seen"] = [];
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const path = (req.url ?? "/").split("?")[0]!;
+    const fault = plan.get(path)?.shift();
+    const key = req.headers["idempotency-key"] as string | undefined;
+    seen.push({ method: req.method!, path, key, forwarded: fault !== "503" });
+    if (fault === "503") {
+      res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "0" });
+      res.end(JSON.stringify({ type: "about:blank", title: "Service unavailable", status: 503, code: "unavailable", detail: "proxy fault" }));
+      return;
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;
+    const answer = await fetch(upstream + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    const body = Buffer.from(await answer.arrayBuffer());
+    if (fault === "drop") {
+      // The service has done the work; the caller never hears of it.
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
+    res.end(body);
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      resolve({ url: `http://127.0.0.1:${port}`, plan, seen, close: () => new Promise<void>((r) => server.close(() => r())) });
+    }),
+  );
+}
+
+describeEachDatabase("sdk retries through a fault-injecting proxy", (_kind, database) => {
+  let live: LiveService;
+  let proxy: FaultProxy;
+  beforeAll(async () => {
+    live = await serveTestApp(await database());
+    proxy = await startProxy(live.url);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await live?.stop();
+  });
+
+  test("a dropped intent answer and a 503 are retried with the same key: one order, the first answer", async () => {
+    const { key } = await newOrgClient(live.url);
+    const client = new BrokerClient({ baseUrl: proxy.url, apiKey: key, retry: { retries: 4, baseDelayMs: 10 } });
+    const account = privateKeyToAccount(generatePrivateKey());
+    const agent = await client.createAgent({ wallet_address: account.address });
+
+    proxy.seen.length = 0;
+    proxy.plan.set("/v1/orders/intent", ["drop", "503", "drop"]);
+    const answer = (await client.placeIntent({ agent_id: agent.id, market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.5 })) as PayloadIntentAnswer;
+    const tries = proxy.seen.filter((s) => s.path === "/v1/orders/intent");
+    expect(tries).toHaveLength(4);
+    expect(tries.filter((s) => s.forwarded)).toHaveLength(3); // the service saw it three times
+    expect(new Set(tries.map((s) => s.key)).size).toBe(1);
+    expect(tries[0]!.key).toMatch(/^[0-9a-f-]{36}$/);
+
+    const orders = await client.listOrders({ agent_id: agent.id });
+    expect(orders.data.map((o) => o.id)).toEqual([answer.order_id]);
+    expect((await client.getAgent(agent.id)).open_orders).toBe(1);
+
+    // submit-signed: its answer dropped twice; the order goes to the venue once.
+    proxy.plan.set("/v1/orders/submit-signed", ["drop", "drop"]);
+    const submitted = await client.signAndSubmit(answer, account);
+    expect(["open", "filled"]).toContain(submitted.status);
+    const order = await client.getOrder(answer.order_id);
+    expect(order.history.filter((h) => h.status === "submitting")).toHaveLength(1);
+    expect(proxy.seen.filter((s) => s.path === "/v1/orders/submit-signed")).toHaveLength(3);
+  });
+
+  test("every attempt dropped: NetworkError after the retries, with the key it used", async () => {
+    const { key } = await newOrgClient(live.url);
+    const client = new BrokerClient({ baseUrl: proxy.url, apiKey: key, retry: { retries: 2, baseDelayMs: 5 } });
+    proxy.plan.set("/v1/agents", ["drop", "drop", "drop"]);
+    const body = { wallet_address: privateKeyToAccount(generatePrivateKey()).address };
+    const err = await client.createAgent(body).catch((e) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect(err.request.attempts).toBe(3);
+    // The agent was created once; calling again with the same key replays it without a second one.
+    const again = await client.createAgent(body, { idempotencyKey: err.request.idempotencyKey });
+    expect(again.wallet_address.toLowerCase()).toBe(body.wallet_address.toLowerCase());
+    expect((await client.listAgents()).data.map((a) => a.id)).toEqual([again.id]);
+  });
+});
