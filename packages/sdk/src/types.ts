@@ -40,24 +40,26 @@ export interface PageQuery {
   cursor?: string;
 }
 
+/** One outcome token (CONTRACT 11.4). Prices and sizes are exact decimal strings. */
 export interface Market {
   market_id: string;
   condition_id: string;
   question: string;
   outcome: string;
-  category: string | null;
-  end_date: string | null;
+  category: string;
+  end_date: string;
   active: boolean;
   closed: boolean;
   accepting_orders: boolean;
   neg_risk: boolean;
-  version: "v1" | "v2";
-  tick_size: string | number;
-  min_order_size: string | number;
-  best_bid: number | null;
-  best_ask: number | null;
-  mid: number | null;
-  last_trade_price: number | null;
+  version?: "v1" | "v2";
+  tick_size: string;
+  /** In shares. */
+  min_order_size: string;
+  best_bid: string | null;
+  best_ask: string | null;
+  mid: string | null;
+  last_trade_price: string | null;
   [extra: string]: unknown;
 }
 export interface ListMarketsQuery extends PageQuery {
@@ -162,7 +164,7 @@ export interface RiskResult {
 }
 
 /** The order message of the EIP-712 typed data: uint256 as decimal strings, uint8 as numbers. */
-export interface OrderMessage {
+export type OrderMessage = {
   salt: string;
   maker: Hex;
   signer: Hex;
@@ -174,14 +176,14 @@ export interface OrderMessage {
   timestamp: string;
   metadata: Hex;
   builder: Hex;
-}
+};
 /** EIP-712 typed data exactly as `eth_signTypedData_v4` and viem's `signTypedData` accept it. */
-export interface UnsignedOrder {
+export type UnsignedOrder = {
   domain: { name: string; version: string; chainId: number; verifyingContract: Hex };
   types: Record<string, { name: string; type: string }[]>;
   primaryType: "Order";
   message: OrderMessage;
-}
+};
 
 export interface PayloadIntentAnswer {
   order_id: string;
