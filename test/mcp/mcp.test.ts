@@ -119,6 +119,8 @@ for (const v of VARIANTS) {
       const { client, transport, stop, logs } = await v.make(s.env);
       try {
         await client.connect(transport);
+        const negotiated = (client as any).getNegotiatedProtocolVersion?.() ?? (transport as any).protocolVersion ?? "(not exposed)";
+        console.log(`${v.name}: protocol ${negotiated}`);
 
         // Tools: all ten, each with a title, a description, input and output schemas and annotations.
         const { tools } = await client.listTools();

@@ -19,6 +19,8 @@ export interface EventsOptions {
   reconnectDelayMs?: number;
   /** Give up after this many reconnects in a row without receiving an event (default: never). */
   maxReconnects?: number;
+  /** Called each time the stream is (re)connected, before its first event: what happens after it is seen. */
+  onOpen?: () => void;
 }
 
 const KNOWN = new Set<BrokerEventType>(["order", "risk_rejected", "breaker", "kill"]);
@@ -37,6 +39,7 @@ export async function* streamEvents(transport: Transport, o: EventsOptions = {})
         signal,
       });
       if (!res.body) throw new NetworkError("GET /v1/events answered without a body", { method: "GET", path: "/v1/events", attempts: 1 }, null);
+      o.onOpen?.();
       const reader = res.body
         .pipeThrough(new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>)
         .pipeThrough(new EventSourceParserStream({ onRetry: (ms) => (delay = ms) }))
