@@ -15,7 +15,7 @@ if (!BROKER_URL || !BROKER_API_KEY) {
 }
 async function main(): Promise<void> {
   const step = (msg: string) => console.log(`\n== ${msg}`);
-  const broker = new BrokerClient({ baseUrl: BROKER_URL, apiKey: BROKER_API_KEY });
+  const broker = new BrokerClient({ baseUrl: BROKER_URL!, apiKey: BROKER_API_KEY });
 
   // 1. An agent whose wallet is a fresh key that never leaves this process.
   const wallet = privateKeyToAccount(generatePrivateKey());
