@@ -79,20 +79,24 @@ const structured = (r: any): any => {
 };
 const text = (r: any) => (r.content as any[]).map((c) => c.text).join("\n");
 
-type Variant = { name: string; make: (env: Record<string, string>) => Promise<{ client: AnyClient; transport: any; stop: () => Promise<void>; logs: () => string }> };
+type Variant = { name: string; protocol: string | null; make: (env: Record<string, string>) => Promise<{ client: AnyClient; transport: any; stop: () => Promise<void>; logs: () => string }> };
 
-const stdio = (cls: "1" | "2", command: string[]): Variant["make"] => async (env) => {
+/** The 2.x client negotiating the newest revision it and the server share ("auto"), or the plain 2025 handshake ("legacy"). */
+type Mode = "auto" | "legacy";
+const client2 = (mode: Mode) => new Client2({ name: "test", version: "2.0.0" }, { versionNegotiation: { mode } });
+
+const stdio = (cls: "1" | "2", command: string[], mode: Mode = "auto"): Variant["make"] => async (env) => {
   const Transport = cls === "1" ? Stdio1 : Stdio2;
   const transport = new Transport({ command: command[0]!, args: command.slice(1), env, cwd: ROOT, stderr: "pipe" } as any);
   let logs = "";
   (transport as any).stderr?.on("data", (d: Buffer) => (logs += d.toString()));
-  const client = (cls === "1" ? new Client1({ name: "test", version: "1.0.0" }) : new Client2({ name: "test", version: "2.0.0" })) as unknown as AnyClient;
+  const client = (cls === "1" ? new Client1({ name: "test", version: "1.0.0" }) : client2(mode)) as unknown as AnyClient;
   return { client, transport, stop: () => client.close(), logs: () => logs };
 };
-const http = (cls: "1" | "2"): Variant["make"] => async (env) => {
+const http = (cls: "1" | "2", mode: Mode = "auto"): Variant["make"] => async (env) => {
   const server = await startHttp(env);
   const transport = cls === "1" ? new Http1(new URL(server.url)) : new Http2(new URL(server.url));
-  const client = (cls === "1" ? new Client1({ name: "test", version: "1.0.0" }) : new Client2({ name: "test", version: "2.0.0" })) as unknown as AnyClient;
+  const client = (cls === "1" ? new Client1({ name: "test", version: "1.0.0" }) : client2(mode)) as unknown as AnyClient;
   return {
     client,
     transport,
@@ -105,11 +109,14 @@ const http = (cls: "1" | "2"): Variant["make"] => async (env) => {
   };
 };
 
+const MODERN = "2026-07-28";
+const PREVIOUS = "2025-11-25";
 const VARIANTS: Variant[] = [
-  { name: "1.x client, stdio, `bun run mcp`", make: stdio("1", ["bun", "run", "mcp"]) },
-  { name: "2.x client, stdio, the package binary under Node.js", make: stdio("2", ["node", resolve(ROOT, "packages/mcp/dist/main.js")]) },
-  { name: "1.x client, Streamable HTTP", make: http("1") },
-  { name: "2.x client, Streamable HTTP", make: http("2") },
+  { name: "1.x client, stdio, `bun run mcp`", protocol: null, make: stdio("1", ["bun", "run", "mcp"]) },
+  { name: "2.x client (2026-07-28), stdio, the package binary under Node.js", protocol: MODERN, make: stdio("2", ["node", resolve(ROOT, "packages/mcp/dist/main.js")]) },
+  { name: "2.x client (2025 handshake), stdio", protocol: PREVIOUS, make: stdio("2", ["bun", "run", "mcp"], "legacy") },
+  { name: "1.x client, Streamable HTTP", protocol: PREVIOUS, make: http("1") },
+  { name: "2.x client (2026-07-28), Streamable HTTP", protocol: MODERN, make: http("2") },
 ];
 
 for (const v of VARIANTS) {
@@ -119,8 +126,9 @@ for (const v of VARIANTS) {
       const { client, transport, stop, logs } = await v.make(s.env);
       try {
         await client.connect(transport);
-        const negotiated = (client as any).getNegotiatedProtocolVersion?.() ?? (transport as any).protocolVersion ?? "(not exposed)";
-        console.log(`${v.name}: protocol ${negotiated}`);
+        // The revision spoken: the 1.x stdio client does not expose it (its newest is 2025-11-25).
+        const negotiated = (client as any).getNegotiatedProtocolVersion?.() ?? (transport as any).protocolVersion ?? null;
+        expect(negotiated).toBe(v.protocol);
 
         // Tools: all ten, each with a title, a description, input and output schemas and annotations.
         const { tools } = await client.listTools();

@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
  * agent-brokerage-mcp: stdio by default; `--http [--port N] [--host H]` for Streamable HTTP at /mcp.
- * Logs go to stderr (stdout is the stdio transport); no secret is ever logged.
+ * Both entries serve the 2026-07-28 protocol revision and the 2025 revisions from one server factory
+ * (serveStdio and createMcpHandler of @modelcontextprotocol/server). Logs go to stderr (stdout is the
+ * stdio transport); no secret is ever logged.
  */
-import { createServer } from "node:http";
+import { serve } from "@hono/node-server";
 import { parseArgs } from "node:util";
 import { BrokerClient, type PayloadIntentAnswer } from "@agent-brokerage/sdk";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { createMcpHandler, hostHeaderValidationResponse, localhostAllowedHostnames } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { ConfigError, loadMcpConfig } from "./config.js";
 import { createBrokerMcpServer } from "./server.js";
 
@@ -19,51 +21,36 @@ async function main(): Promise<void> {
   });
   const config = loadMcpConfig();
   const client = new BrokerClient({ baseUrl: config.brokerUrl, apiKey: config.apiKey });
+  // Unsigned orders awaiting sign_and_submit, shared by every server instance of this process.
   const pending = new Map<string, PayloadIntentAnswer>();
   const make = () => createBrokerMcpServer({ client, agentId: config.agentId, signer: config.signer, venueCredentials: config.venueCredentials, pending });
 
   if (!values.http) {
-    await make().connect(new StdioServerTransport());
+    serveStdio(make);
     log(`agent-brokerage MCP server on stdio for ${config.brokerUrl}${config.signer ? " with a local signer" : ""}`);
     return;
   }
 
-  // Stateless Streamable HTTP: a server and transport per request; the unsigned orders are shared.
-  const http = createServer(async (req, res) => {
-    const path = (req.url ?? "/").split("?")[0];
-    if (path !== "/mcp") {
-      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: "not found; the MCP endpoint is /mcp" }));
-      return;
-    }
-    if (config.httpToken && req.headers.authorization !== `Bearer ${config.httpToken}`) {
-      res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" }).end(JSON.stringify({ error: "unauthorized" }));
-      return;
-    }
-    if (req.method !== "POST") {
-      res.writeHead(405, { allow: "POST", "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed." }, id: null }));
-      return;
-    }
-    const server = make();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    try {
-      await server.connect(transport);
-      await transport.handleRequest(req, res);
-    } catch (err) {
-      log(`MCP request failed: ${err instanceof Error ? err.message : String(err)}`);
-      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: "Internal error" }, id: null }));
-    }
-  });
-  const port = Number(values.port);
-  http.listen(port, values.host, () => {
-    const addr = http.address();
-    const actual = typeof addr === "object" && addr ? addr.port : port;
-    log(`agent-brokerage MCP server on http://${values.host}:${actual}/mcp for ${config.brokerUrl}`);
-  });
-  const stop = () => http.close(() => process.exit(0));
+  const handler = createMcpHandler(make, { legacy: "stateless", onerror: (err) => log(`MCP request failed: ${err.message}`) });
+  const loopback = ["127.0.0.1", "localhost", "::1"].includes(values.host);
+  const server = serve(
+    {
+      hostname: values.host,
+      port: Number(values.port),
+      fetch: async (request: Request): Promise<Response> => {
+        if (new URL(request.url).pathname !== "/mcp") return Response.json({ error: "not found; the MCP endpoint is /mcp" }, { status: 404 });
+        // DNS-rebinding protection on a loopback listener; a bearer token when configured.
+        const rejected = loopback ? hostHeaderValidationResponse(request, localhostAllowedHostnames()) : undefined;
+        if (rejected) return rejected;
+        if (config.httpToken && request.headers.get("authorization") !== `Bearer ${config.httpToken}`) {
+          return Response.json({ error: "unauthorized" }, { status: 401, headers: { "www-authenticate": "Bearer" } });
+        }
+        return handler.fetch(request);
+      },
+    },
+    (info) => log(`agent-brokerage MCP server on http://${values.host}:${info.port}/mcp for ${config.brokerUrl}`),
+  );
+  const stop = () => server.close(() => process.exit(0));
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
 }

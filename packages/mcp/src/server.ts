@@ -1,10 +1,10 @@
 /**
- * The brokerage as an MCP server (official MCP TypeScript SDK): ten tools over the SDK, and resources
- * for the agent's limits and open orders. Only the public REST API is used, through @agent-brokerage/sdk.
+ * The brokerage as an MCP server (official MCP TypeScript SDK v2, @modelcontextprotocol/server): ten
+ * tools over the SDK, and resources for the agent's limits and open orders. The same definition
+ * serves both protocol eras (2026-07-28 and the 2025 revisions). Only the public REST API is used, through @agent-brokerage/sdk.
  */
 import { BrokerClient, type IntentRequest, type PayloadIntentAnswer, type VenueCredentials } from "@agent-brokerage/sdk";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import type { PrivateKeyAccount } from "viem/accounts";
 import { z } from "zod";
 import { errorResult, errorText, ok, riskRejection } from "./tool-result.js";
@@ -38,10 +38,9 @@ const intentInput = {
   expires_at: z.string().optional().describe("ISO 8601 time; required for GTD, refused otherwise."),
   agent_id: agentIdInput,
 };
-const failure = z.object({ check: z.string(), code: z.string(), message: z.string(), limit: z.any(), actual: z.any() }).passthrough();
+const failure = z.looseObject({ check: z.string(), code: z.string(), message: z.string(), limit: z.any(), actual: z.any() });
 const check = z.object({ check: z.string(), passed: z.boolean() });
-const market = z
-  .object({
+const market = z.looseObject({
     market_id: z.string(),
     question: z.string(),
     outcome: z.string(),
@@ -51,11 +50,9 @@ const market = z
     min_order_size: z.string().describe("smallest order in shares, decimal string"),
     best_bid: z.string().nullable().describe("USDC per share, decimal string"),
     best_ask: z.string().nullable().describe("USDC per share, decimal string"),
-    mid: z.string().nullable().describe("USDC per share, decimal string"),
-  })
-  .passthrough();
-const order = z
-  .object({
+  mid: z.string().nullable().describe("USDC per share, decimal string"),
+});
+const order = z.looseObject({
     id: z.string(),
     agent_id: z.string(),
     market_id: z.string(),
@@ -65,20 +62,19 @@ const order = z
     status: z.string(),
     venue_order_id: z.string().nullable(),
     filled_usdc: z.number(),
-    flagged_for_review: z.boolean(),
-  })
-  .passthrough();
-const agent = z
-  .object({
+  flagged_for_review: z.boolean(),
+});
+const agent = z.looseObject({
     id: z.string(),
     mode: z.string(),
     wallet_address: z.string(),
-    breaker: z.object({ state: z.string(), reason: z.string().nullable() }).passthrough(),
-    daily_volume: z.object({ used_usdc: z.number(), limit_usdc: z.number() }).passthrough(),
-    open_orders: z.number(),
-    limits: z.record(z.any()),
-  })
-  .passthrough();
+  breaker: z.looseObject({ state: z.string(), reason: z.string().nullable() }),
+  daily_volume: z.looseObject({ used_usdc: z.number(), limit_usdc: z.number() }),
+  open_orders: z.number(),
+  limits: z.record(z.string(), z.any()),
+});
+
+type IntentArgs = z.infer<z.ZodObject<typeof intentInput>>;
 
 // ------------------------------------------------------------------ server
 
@@ -110,7 +106,7 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     if (!a) throw new Error("no agent: pass agent_id, or configure BROKER_AGENT_ID");
     return a;
   };
-  const toIntent = (a: z.infer<z.ZodObject<typeof intentInput>>): IntentRequest => {
+  const toIntent = (a: IntentArgs): IntentRequest => {
     const body: IntentRequest = { market_id: a.market_id, side: a.side, size_usdc: a.size_usdc, price: a.price };
     const agentId = agentOf(a.agent_id);
     if (agentId) body.agent_id = agentId;
@@ -126,13 +122,13 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       title: "List markets",
       description:
         "Lists tradable outcome tokens with their order book summary. Each market_id is one outcome (e.g. Yes) of a question; prices are USDC per share (0-1). Reads only.",
-      inputSchema: {
+      inputSchema: z.object({
         category: z.string().optional().describe("Only this category (e.g. politics, crypto, sports)."),
         active: z.boolean().optional().describe("Only active (true) or inactive (false) markets."),
         limit: z.number().int().min(1).max(200).optional().describe("Page size, 1-200 (default 50)."),
         cursor: z.string().optional().describe("next_cursor of the previous page."),
-      },
-      outputSchema: { markets: z.array(market), next_cursor: z.string().nullable() },
+      }),
+      outputSchema: z.object({ markets: z.array(market), next_cursor: z.string().nullable() }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => {
@@ -146,8 +142,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     {
       title: "Get a market",
       description: "One outcome token: question, tick_size, min_order_size (shares), best bid/ask, mid and last trade price (USDC per share, 0-1). Reads only.",
-      inputSchema: { market_id: intentInput.market_id },
-      outputSchema: { market },
+      inputSchema: z.object({ market_id: intentInput.market_id }),
+      outputSchema: z.object({ market }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => ok({ market: await client.getMarket(a.market_id) })),
@@ -160,8 +156,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       description:
         "Runs the eight risk checks (breaker, market filters, order size, daily volume, concentration, Kelly cap, price sanity, liquidity impact) on an intent without placing anything. " +
         "When any check fails the result is an error listing every failed check with its limit and actual value: adjust size_usdc, price or probability to fit. Changes nothing.",
-      inputSchema: intentInput,
-      outputSchema: { approved: z.boolean(), checks: z.array(check), failures: z.array(failure) },
+      inputSchema: z.object(intentInput),
+      outputSchema: z.object({ approved: z.boolean(), checks: z.array(check), failures: z.array(failure) }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     guarded(async (a) => {
@@ -180,8 +176,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
         "Places an order intent after the eight risk checks. It reserves the size against the agent's daily volume and market exposure. " +
         "Payload mode (default): answers an unsigned EIP-712 order; call sign_and_submit with its order_id before signature_deadline or it expires. " +
         "Delegated mode: the order is sent to the venue at once and venue_order_id is returned. A refusal lists every failed check with its limit and actual value.",
-      inputSchema: { ...intentInput, client_order_id: z.string().min(1).max(64).optional().describe("Your own reference for this order.") },
-      outputSchema: {
+      inputSchema: z.object({ ...intentInput, client_order_id: z.string().min(1).max(64).optional().describe("Your own reference for this order.") }),
+      outputSchema: z.object({
         order_id: z.string(),
         mode: z.enum(["payload", "delegated"]),
         status: z.string(),
@@ -190,7 +186,7 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
         signature_deadline: z.string().optional(),
         unsigned_order: z.any().optional(),
         next_step: z.string(),
-      },
+      }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     },
     guarded(async (a) => {
@@ -222,11 +218,11 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       description:
         "Signs the unsigned order of a payload-mode place_intent with this server's configured key (or takes a signature you made) and forwards it to the venue. " +
         "The key never leaves this process. Afterwards the order is open (resting) or filled. Calling it again for the same order changes nothing.",
-      inputSchema: {
+      inputSchema: z.object({
         order_id: z.string().regex(/^ord_/).describe("order_id from place_intent (payload mode)."),
         signature: z.string().regex(/^0x[0-9a-fA-F]+$/).optional().describe("Your own EIP-712 signature of unsigned_order (0x + 130 hex). Leave out to sign with the configured key."),
-      },
-      outputSchema: { order_id: z.string(), status: z.string(), venue_order_id: z.string().nullable() },
+      }),
+      outputSchema: z.object({ order_id: z.string(), status: z.string(), venue_order_id: z.string().nullable() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => {
@@ -249,8 +245,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     {
       title: "Get an order",
       description: "One order with its status (awaiting_signature, open, filled, cancelled, expired, rejected, failed, unknown), filled_usdc and status history. Reads only.",
-      inputSchema: { order_id: z.string().regex(/^ord_/).describe("The order id (ord_...).") },
-      outputSchema: { order },
+      inputSchema: z.object({ order_id: z.string().regex(/^ord_/).describe("The order id (ord_...).") }),
+      outputSchema: z.object({ order }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     guarded(async (a) => ok({ order: await client.getOrder(a.order_id) })),
@@ -261,7 +257,7 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     {
       title: "List orders",
       description: "The agent's orders, newest first, optionally by status. Sizes and fills in USDC. Reads only.",
-      inputSchema: {
+      inputSchema: z.object({
         status: z
           .enum(["pending_approval", "awaiting_signature", "submitting", "open", "filled", "cancelled", "expired", "rejected", "failed", "unknown"])
           .optional()
@@ -269,8 +265,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
         limit: z.number().int().min(1).max(200).optional().describe("Page size, 1-200 (default 50)."),
         cursor: z.string().optional().describe("next_cursor of the previous page."),
         agent_id: agentIdInput,
-      },
-      outputSchema: { orders: z.array(order), next_cursor: z.string().nullable() },
+      }),
+      outputSchema: z.object({ orders: z.array(order), next_cursor: z.string().nullable() }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     guarded(async (a) => {
@@ -284,8 +280,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     {
       title: "Cancel an order",
       description: "Cancels one order: at once if it awaits a signature, at the venue if it is open. Its unfilled size is released from the limits. Cancelling twice changes nothing more.",
-      inputSchema: { order_id: z.string().regex(/^ord_/).describe("The order id (ord_...).") },
-      outputSchema: { order },
+      inputSchema: z.object({ order_id: z.string().regex(/^ord_/).describe("The order id (ord_...).") }),
+      outputSchema: z.object({ order }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => {
@@ -301,8 +297,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       title: "Get the agent",
       description:
         "The agent's mode (payload or delegated), breaker (closed, or tripped with a reason), daily volume used and limit (USDC), open order count and every risk limit. Reads only.",
-      inputSchema: { agent_id: agentIdInput },
-      outputSchema: { agent },
+      inputSchema: z.object({ agent_id: agentIdInput }),
+      outputSchema: z.object({ agent }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     guarded(async (a) => ok({ agent: await client.getAgent(needAgent(a.agent_id)) })),
@@ -315,15 +311,15 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       description:
         "Emergency stop for the agent: trips its breaker at once (every new intent is refused), cancels every open order within 5 seconds, and in delegated mode deletes the stored venue credentials for good. " +
         "The agent stays halted until a person resumes it. Use when something is wrong. A second call changes nothing more.",
-      inputSchema: { agent_id: agentIdInput, reason: z.string().max(200).optional().describe("Why, for the record.") },
-      outputSchema: {
+      inputSchema: z.object({ agent_id: agentIdInput, reason: z.string().max(200).optional().describe("Why, for the record.") }),
+      outputSchema: z.object({
         kill_id: z.string(),
         agent_id: z.string(),
         duration_ms: z.number(),
         cancelled: z.array(z.string()),
         failed: z.array(z.string()),
         credentials_deleted: z.boolean(),
-      },
+      }),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => {

@@ -5,7 +5,7 @@
  * schema, which describes success): its details travel as a second text block of JSON, {"error": {...}}.
  */
 import { BrokerError, NetworkError, RiskRejectedError, type RiskFailure } from "@agent-brokerage/sdk";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 
 export function ok(structured: Record<string, unknown>, summary?: string): CallToolResult {
   const text = summary ? `${summary}\n${JSON.stringify(structured, null, 2)}` : JSON.stringify(structured, null, 2);
