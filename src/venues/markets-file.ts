@@ -7,7 +7,7 @@
  */
 
 import { readFileSync } from "node:fs";
-import { DecimalError, fromUnits, numberToPlainString, toUnits } from "../money/units.ts";
+import { DecimalError, fromUnits, numberToPlainString, toUnits } from "../domain/units.ts";
 import type { BookLevel, Market } from "./venue.ts";
 
 /** Prices and sizes inside the venues are bigint base units with this many decimals. */

@@ -3,7 +3,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { toUnits } from "../../src/money/units.ts";
+import { toUnits } from "../../src/domain/units.ts";
 import { ClobVenue, serializePostOrderBody, VenueRequestError } from "../../src/venues/clob/clob-venue.ts";
 import { buildL2Signature, l2Headers } from "../../src/venues/clob/l2-auth.ts";
 import { orderHash } from "../../src/venues/paper/paper-venue.ts";

@@ -11,7 +11,7 @@ import pLimit from "p-limit";
 import { InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import { ProblemError } from "../../errors/problem-error.ts";
 import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
-import { decimalPlaces, fromUnits, toUnits } from "../../money/units.ts";
+import { decimalPlaces, fromUnits, toUnits } from "../../domain/units.ts";
 import type { Market, Venue } from "../../venues/venue.ts";
 import type { MarketModel, MarketPage } from "./model.ts";
 

@@ -28,7 +28,7 @@
  * connections alive and pools them.
  */
 
-import { fromUnits, numberToPlainString, toUnits } from "../../money/units.ts";
+import { fromUnits, numberToPlainString, toUnits } from "../../domain/units.ts";
 import {
   type BookLevel,
   type CallOptions,

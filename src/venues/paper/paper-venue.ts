@@ -14,7 +14,7 @@
 
 import { randomBytes } from "node:crypto";
 import { orderHash as sharedOrderHash } from "../../eip712/order-hash.ts";
-import { fromUnits, toUnits } from "../../money/units.ts";
+import { fromUnits, toUnits } from "../../domain/units.ts";
 import { type InitialBook, loadMarketsFile, PRICE_DECIMALS, PRICE_ONE, parseMarkets, SIZE_DECIMALS } from "../markets-file.ts";
 import {
   type CallOptions,

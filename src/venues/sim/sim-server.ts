@@ -23,7 +23,7 @@
 
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
-import { fromUnits } from "../../money/units.ts";
+import { fromUnits } from "../../domain/units.ts";
 import { PRICE_DECIMALS, SIZE_DECIMALS } from "../markets-file.ts";
 import { type PaperOrder, PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
 import type { Market, OrderMessage, OrderType } from "../venue.ts";

@@ -1,0 +1,30 @@
+/** Markets and order-book snapshots as the venues describe them (CONTRACT 11.4). Prices and sizes are decimal strings. */
+
+export type Outcome = { token_id: string; outcome: string };
+
+/** A market as the markets file (CONTRACT 11.4) describes it, without books. */
+export interface Market {
+  condition_id: string;
+  question: string;
+  category: string;
+  end_date: string; // ISO 8601
+  active: boolean;
+  closed: boolean;
+  accepting_orders: boolean;
+  neg_risk: boolean;
+  tick_size: string; // "0.01"
+  min_order_size: string; // shares, "5"
+  tokens: Outcome[];
+}
+
+export type BookLevel = { price: string; size: string };
+
+/** An order book snapshot for one outcome token. */
+export interface OrderBook {
+  token_id: string;
+  bids: BookLevel[]; // best (highest) first
+  asks: BookLevel[]; // best (lowest) first
+  last_trade_price: string | null;
+  /** When the snapshot was taken at the venue, epoch milliseconds. */
+  timestamp_ms: number;
+}
