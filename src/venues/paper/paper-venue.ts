@@ -13,7 +13,6 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { orderHash as sharedOrderHash } from "../../eip712/order-hash.ts";
 import { fromUnits, toUnits } from "../../money/units.ts";
 import { type InitialBook, loadMarketsFile, PRICE_DECIMALS, PRICE_ONE, parseMarkets, SIZE_DECIMALS } from "../markets-file.ts";
 import {
@@ -32,6 +31,7 @@ import {
   type VenueOrderStatus,
   VenueUnavailableError,
 } from "../venue.ts";
+import { venueOrderHash } from "../venue-order-hash.ts";
 import { type BookSide, TokenBook } from "./order-book.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -39,9 +39,9 @@ import { type BookSide, TokenBook } from "./order-book.ts";
 
 export { EXCHANGE_V2 as CTF_EXCHANGE_V2, NEG_RISK_EXCHANGE_V2 as NEG_RISK_CTF_EXCHANGE_V2 } from "../../eip712/order-typed-data.ts";
 
-/** keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(order)); the order must be well formed. */
-export function orderHash(order: OrderMessage, opts: { chainId: number; negRisk: boolean }): `0x${string}` {
-  return sharedOrderHash({ chainId: opts.chainId, negRisk: opts.negRisk, message: order });
+/** keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(order)) under the market's domain; the order must be well formed. */
+export function orderHash(order: OrderMessage, opts: { chainId: number; negRisk: boolean; version?: Market["version"] }): `0x${string}` {
+  return venueOrderHash(order, opts);
 }
 
 const UINT_RE = /^[0-9]{1,78}$/;
@@ -258,7 +258,11 @@ export class PaperVenue implements Venue {
   orderIdFor(order: OrderMessage): string | null {
     if (validateOrderMessage(order)) return null;
     const m = this.byToken.get(BigInt(order.tokenId).toString())?.market;
-    return orderHash(order, { chainId: this.chainId, negRisk: m?.neg_risk ?? false });
+    try {
+      return orderHash(order, { chainId: this.chainId, negRisk: m?.neg_risk ?? false, version: m?.version });
+    } catch {
+      return null;
+    }
   }
 
   /** Validates, matches and (for GTC/GTD) rests an order. Refusals are { ok: false, error }. */
@@ -303,7 +307,12 @@ export class PaperVenue implements Venue {
       if (!(expiration > nowSec)) return { ok: false, error: "GTD order expiration must be in the future" };
     }
 
-    const id = orderHash({ ...order, tokenId }, { chainId: this.chainId, negRisk: market.neg_risk });
+    let id: string;
+    try {
+      id = orderHash({ ...order, tokenId }, { chainId: this.chainId, negRisk: market.neg_risk, version: market.version });
+    } catch (err) {
+      return { ok: false, error: (err as Error).message };
+    }
     if (this.orders.has(id)) return { ok: false, error: "order already exists" };
 
     const book = this.books.get(tokenId)!;
