@@ -3,6 +3,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
+import { OrderType as OfficialOrderType, orderToJsonV2 } from "@polymarket/clob-client-v2";
 import { toUnits } from "../../src/money/units.ts";
 import { ClobVenue, serializePostOrderBody, VenueRequestError } from "../../src/venues/clob/clob-venue.ts";
 import { buildL2Signature, l2Headers } from "../../src/venues/clob/l2-auth.ts";
@@ -439,10 +440,13 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     expect(seen[0].url).toBe("https://clob.example/order");
     expect(seen[0].method).toBe("POST");
     expect(seen[0].body).toBe(
-      `{"order":{"salt":479249096354,"maker":"${ALICE}","signer":"${ALICE}","tokenId":"${order.tokenId}","makerAmount":"5200000",` +
-        `"takerAmount":"10000000","side":"BUY","expiration":"0","signatureType":0,"timestamp":"1713398400000","metadata":"${ZERO32}",` +
-        `"builder":"${ZERO32}","signature":"${SIG}"},"owner":"uuid-key","orderType":"GTC","deferExec":false,"postOnly":false}`,
+      `{"deferExec":false,"postOnly":false,"order":{"salt":479249096354,"maker":"${ALICE}","signer":"${ALICE}","tokenId":"${order.tokenId}",` +
+        `"makerAmount":"5200000","takerAmount":"10000000","side":"BUY","signatureType":0,"timestamp":"1713398400000","expiration":"0",` +
+        `"metadata":"${ZERO32}","builder":"${ZERO32}","signature":"${SIG}"},"owner":"uuid-key","orderType":"GTC"}`,
     );
+    // The official client's own serialization of the same order, byte for byte.
+    const official = { ...order, side: "BUY", expiration: "0", signature: SIG } as any;
+    expect(seen[0].body).toBe(JSON.stringify(orderToJsonV2(official, "uuid-key", OfficialOrderType.GTC)));
     expect(seen[0].body).toBe(serializePostOrderBody({ order, signature: SIG, order_type: "GTC", expiration: "0", owner: "uuid-key" }));
     expect(seen[0].headers).toMatchObject({
       poly_address: ALICE,
@@ -475,6 +479,7 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     const post = () => v.postSignedOrder({ order, signature: SIG, order_type: "GTC", expiration: "0" });
     expect(await post()).toEqual({ ok: false, error: "not enough balance / allowance" });
     expect(await post()).toEqual({ ok: false, error: "invalid order payload" });
+
     expect(await post()).toEqual({ ok: false, error: "Internal error" });
     for (const res of [new Response("upstream", { status: 502 }), j({ error: "busy" }, 503), new Response("<html>oops</html>", { status: 500 })]) {
       const { venue: w } = stub(() => res);
@@ -505,7 +510,7 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     expect(await cancel()).toEqual({ ok: true, already: true });
     expect(await cancel()).toEqual({ ok: false, error: "order is in cancel-only market" });
     expect(await cancel()).toEqual({ ok: false, error: "the venue did not confirm the cancellation" });
-    expect(await cancel()).toEqual({ ok: false, error: "Unauthorized/Invalid api key" });
+    expect(await cancel()).toEqual({ ok: false, error: "Unauthorized/Invalid api key", status: 401 });
     expect(seen[0].method).toBe("DELETE");
     expect(seen[0].body).toBe('{"orderID":"0x1"}');
     expect(seen[0].headers.poly_signature).toBe(
@@ -599,11 +604,16 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
       ["0xa", "crypto", "0.001", "5"],
       ["0xb", "crypto", "0.001", "5"],
     ]);
-    expect(seen.map((s) => s.url)).toEqual(["https://clob.example/markets?next_cursor=MA%3D%3D", "https://clob.example/markets?next_cursor=MQ%3D%3D"]);
+    expect(seen.map((s) => s.url)).toEqual([
+      "https://clob.example/version",
+      "https://clob.example/markets?next_cursor=MA%3D%3D",
+      "https://clob.example/markets?next_cursor=MQ%3D%3D",
+    ]);
+    expect(markets.map((m) => m.version)).toEqual(["v1", "v1"]); // no version anywhere: v1
     // Cached: token lookups and a second listing make no more requests.
     expect((await v.getMarketByToken("2"))?.condition_id).toBe("0xb");
     expect(await v.getMarketByToken("3")).toBeNull();
     await v.listMarkets();
-    expect(seen).toHaveLength(2);
+    expect(seen).toHaveLength(3);
   });
 });

@@ -422,6 +422,15 @@ export class PaperVenue implements Venue {
     return out.kind === "done" ? { ok: true, already: true } : { ok: true };
   }
 
+  async cancelOrders(
+    req: { venue_order_ids: string[]; credentials?: VenueCredentials },
+    opts?: CallOptions,
+  ): Promise<Record<string, CancelResult>> {
+    const out: Record<string, CancelResult> = {};
+    for (const id of req.venue_order_ids) out[id] = await this.cancelOrder({ venue_order_id: id, credentials: req.credentials }, opts);
+    return out;
+  }
+
   async getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null> {
     checkSignal(opts);
     const rec = this.order(req.venue_order_id);
