@@ -4,6 +4,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { OrderType as OfficialOrderType, orderToJsonV2 } from "@polymarket/clob-client-v2";
+import { privateKeyToAccount } from "viem/accounts";
+import { buildUnsignedOrder } from "../../src/eip712/order-typed-data.ts";
 import { toUnits } from "../../src/money/units.ts";
 import { ClobVenue, serializePostOrderBody, VenueRequestError } from "../../src/venues/clob/clob-venue.ts";
 import { buildL2Signature, l2Headers } from "../../src/venues/clob/l2-auth.ts";
@@ -17,6 +19,15 @@ const SIG = `0x${"cd".repeat(65)}` as const;
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as const;
 const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" as const;
 const CAROL = "0x90F79bf6EB2c4f870365E785982E1f101E93b906" as const;
+
+const ALICE_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d" as const;
+const BOB_KEY = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a" as const;
+
+/** A real EIP-712 signature of a v1 order by `key`, under the order's market domain on chain 137. */
+async function signOrder(key: `0x${string}`, order: OrderMessage): Promise<`0x${string}`> {
+  const negRisk = sim.state.venue.marketForToken(order.tokenId)?.neg_risk ?? false;
+  return privateKeyToAccount(key).signTypedData(buildUnsignedOrder({ chainId: 137, negRisk, message: order }) as any);
+}
 
 const secret = (n: number) => Buffer.alloc(32, n).toString("base64url"); // url-safe, unpadded on purpose
 const BOTH: VenueCredentials = { api_key: "key-both", api_secret: secret(1), passphrase: "pp-both", address: ALICE };
@@ -197,38 +208,40 @@ describe("orders", () => {
 
   test("a signed order is posted with pass-through venue_auth over the documented body", async () => {
     const order = msg(yes, ALICE, "buy", "0.41", "12");
+    const SIGNED = await signOrder(ALICE_KEY, order);
     const timestamp = String(Math.floor(Date.now() / 1000));
-    const body = serializePostOrderBody({ order, signature: SIG, order_type: "GTC", expiration: "0", owner: BOTH.api_key });
+    const body = serializePostOrderBody({ order, signature: SIGNED, order_type: "GTC", expiration: "0", owner: BOTH.api_key });
     const signature = buildL2Signature({ secret: BOTH.api_secret, timestamp, method: "POST", path: "/order", body });
-    const r = await venue.postSignedOrder({
-      order,
-      signature: SIG,
-      order_type: "GTC",
-      expiration: "0",
-      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
-    });
+    const auth = { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature };
+    const r = await venue.postSignedOrder({ order, signature: SIGNED, order_type: "GTC", expiration: "0", venue_auth: auth });
     expect(r).toMatchObject({ ok: true, status: "live" });
     expect(r.ok && r.venue_order_id).toBe(orderHash(order, { chainId: 137, negRisk: market.neg_risk }));
 
     // The same order again is refused with HTTP 200 success:false.
-    const again = await venue.postSignedOrder({
-      order,
-      signature: SIG,
-      order_type: "GTC",
-      expiration: "0",
-      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
-    });
+    const again = await venue.postSignedOrder({ order, signature: SIGNED, order_type: "GTC", expiration: "0", venue_auth: auth });
     expect(again).toEqual({ ok: false, error: "order already exists" });
 
-    // A signature computed over another body is refused.
-    const other = await venue.postSignedOrder({
-      order: msg(yes, ALICE, "buy", "0.41", "12"),
-      signature: SIG,
-      order_type: "GTC",
-      expiration: "0",
-      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
-    });
+    // An L2 signature computed over another body is refused.
+    const next = msg(yes, ALICE, "buy", "0.41", "12");
+    const other = await venue.postSignedOrder({ order: next, signature: await signOrder(ALICE_KEY, next), order_type: "GTC", expiration: "0", venue_auth: auth });
     expect(other.ok).toBe(false);
+    expect(!other.ok && other.error).toContain("Unauthorized");
+  });
+
+  test("an order signed by someone else, or over other fields, is refused as invalid signature", async () => {
+    const order = msg(yes, ALICE, "buy", "0.41", "12");
+    const post = async (signature: `0x${string}`, o = order) => {
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const body = serializePostOrderBody({ order: o, signature, order_type: "GTC", expiration: "0", owner: BOTH.api_key });
+      const sig = buildL2Signature({ secret: BOTH.api_secret, timestamp, method: "POST", path: "/order", body });
+      return venue.postSignedOrder({ order: o, signature, order_type: "GTC", expiration: "0", venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature: sig } });
+    };
+    const byBob = await post(await signOrder(BOB_KEY, order));
+    expect(!byBob.ok && byBob.error).toContain("invalid signature");
+    const otherPrice = await post(await signOrder(ALICE_KEY, { ...order, makerAmount: String(BigInt(order.makerAmount) + 10000n) }));
+    expect(!otherPrice.ok && otherPrice.error).toContain("invalid signature");
+    expect(!(await post(SIG)).ok).toBe(true);
+    expect(sim.state.venue.order(orderHash(order, { chainId: 137, negRisk: market.neg_risk }))).toBeUndefined();
   });
 
   test("venue refusals come back as ok:false", async () => {
@@ -328,15 +341,35 @@ describe("faults", () => {
     expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
   });
 
+  test("cancel_error_ratio: cancels answer the configured status (429 with Retry-After), nothing is cancelled", async () => {
+    const placed = await delegated(BOTH, "0.40");
+    if (!placed.ok) throw new Error(placed.error);
+    await faults({ cancel_error_ratio: 1, cancel_error_status: 429, cancel_retry_after_s: 2 });
+    const limited = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(limited).toMatchObject({ ok: false, status: 429, retry_after_s: 2 });
+    const batch = await venue.cancelOrders({ venue_order_ids: [placed.venue_order_id], credentials: BOTH });
+    expect(batch[placed.venue_order_id]).toMatchObject({ ok: false, status: 429, retry_after_s: 2 });
+    await faults({ cancel_error_status: 500 });
+    const failed = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(failed).toEqual({ ok: false, error: "Internal server error (simulated fault)", status: 500 });
+    expect(sim.state.venue.order(placed.venue_order_id)!.status).toBe("live");
+    expect((await stats()).cancels[placed.venue_order_id]).toBe(3);
+    await faults({ cancel_error_ratio: 0 });
+    expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+  });
+
   test("fault settings are validated and reset", async () => {
     const bad = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ error_ratio: 2 }) });
     expect(bad.status).toBe(400);
     const unknown = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ jitter: 1 }) });
     expect(unknown.status).toBe(400);
     await faults({ latency_ms: 5, cancel_latency_ms: 7 });
-    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ latency_ms: 5, cancel_latency_ms: 7, cancel_hang_ratio: 0, error_ratio: 0 });
+    const none = { latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0, cancel_error_ratio: 0, cancel_error_status: 500, cancel_retry_after_s: 1 };
+    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ ...none, latency_ms: 5, cancel_latency_ms: 7 });
+    const badStatus = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ cancel_error_status: 404 }) });
+    expect(badStatus.status).toBe(400);
     await fetch(`${sim.url}/_sim/reset`, { method: "POST" });
-    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0 });
+    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual(none);
   });
 });
 

@@ -145,6 +145,8 @@ export interface PaperVenueOptions {
   /** Levels per side in book snapshots (default 50). */
   bookDepth?: number;
   name?: string;
+  /** Told of every fill as it happens (the simulator records trades from them). */
+  onFill?: (fill: PaperFill) => void;
 }
 
 export class PaperVenue implements Venue {
@@ -152,6 +154,7 @@ export class PaperVenue implements Venue {
   readonly chainId: number;
   private readonly now: () => number;
   private readonly depth: number;
+  private readonly onFill?: (fill: PaperFill) => void;
   private readonly markets: readonly Market[];
   private readonly byCondition = new Map<string, Market>();
   private readonly byToken = new Map<string, { market: Market; outcome: string }>();
@@ -166,6 +169,7 @@ export class PaperVenue implements Venue {
     this.chainId = opts.chainId ?? 137;
     this.now = opts.now ?? Date.now;
     this.depth = opts.bookDepth ?? 50;
+    this.onFill = opts.onFill;
     this.markets = Object.freeze([...markets]);
     const initial = books instanceof Map ? books : new Map(Object.entries(books ?? {}));
     for (const m of markets) {
@@ -353,7 +357,9 @@ export class PaperVenue implements Venue {
         maker.filled_usdc += notional;
         if (f.maker.remaining === 0n) maker.status = "matched";
       }
-      this.log(this.fills, { taker_order_id: id, maker_order_id: f.maker.id, token_id: tokenId, price: f.price, size: f.size, usdc: notional, at: now });
+      const fill: PaperFill = { taker_order_id: id, maker_order_id: f.maker.id, token_id: tokenId, price: f.price, size: f.size, usdc: notional, at: now };
+      this.log(this.fills, fill);
+      this.onFill?.(fill);
     }
     if (fills.length) this.lastTrade.set(tokenId, fromUnits(fills[fills.length - 1].price, PRICE_DECIMALS));
 
