@@ -295,6 +295,44 @@ describe("orders", () => {
   });
 });
 
+describe("coalesced cancels", () => {
+  test("cancels made together with the same credentials go out as one DELETE /orders; a lone one as DELETE /order", async () => {
+    const batched = new ClobVenue({ baseUrl: sim.url, timeoutMs: 2000, coalesceCancels: true });
+    const ids: string[] = [];
+    for (const p of ["0.30", "0.31", "0.32"]) {
+      const r = await delegated(BOTH, p);
+      if (!r.ok) throw new Error(r.error);
+      ids.push(r.venue_order_id);
+    }
+    const before = { batch: sim.state.routes.get("DELETE /orders") ?? 0, single: sim.state.routes.get("DELETE /order") ?? 0 };
+    const signal = AbortSignal.timeout(2000);
+    const results = await Promise.all([...ids, "0xabc"].map((id) => batched.cancelOrder({ venue_order_id: id, credentials: BOTH }, { signal })));
+    expect(results).toEqual([{ ok: true }, { ok: true }, { ok: true }, { ok: false, error: "order not found" }]);
+    expect((sim.state.routes.get("DELETE /orders") ?? 0) - before.batch).toBe(1);
+    expect((sim.state.routes.get("DELETE /order") ?? 0) - before.single).toBe(0);
+    const lone = await delegated(BOTH, "0.33");
+    if (!lone.ok) throw new Error(lone.error);
+    expect(await batched.cancelOrder({ venue_order_id: lone.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+    expect((sim.state.routes.get("DELETE /order") ?? 0) - before.single).toBe(1);
+  });
+
+  test("a caller whose own signal aborts stops waiting; the others still get their answer", async () => {
+    const batched = new ClobVenue({ baseUrl: sim.url, timeoutMs: 2000, coalesceCancels: true });
+    const a = await delegated(BOTH, "0.30");
+    const b = await delegated(BOTH, "0.31");
+    if (!a.ok || !b.ok) throw new Error("placement failed");
+    await faults({ cancel_latency_ms: 300 });
+    const quick = AbortSignal.timeout(50);
+    const [first, second] = await Promise.allSettled([
+      batched.cancelOrder({ venue_order_id: a.venue_order_id, credentials: BOTH }, { signal: quick }),
+      batched.cancelOrder({ venue_order_id: b.venue_order_id, credentials: BOTH }, { signal: AbortSignal.timeout(2000) }),
+    ]);
+    expect(first.status).toBe("rejected");
+    expect(first.status === "rejected" && first.reason).toBeInstanceOf(VenueUnavailableError);
+    expect(second).toEqual({ status: "fulfilled", value: { ok: true } });
+  });
+});
+
 describe("faults", () => {
   test("error_ratio 1: posts fail with the venue's error and are counted", async () => {
     await faults({ error_ratio: 1 });

@@ -52,6 +52,7 @@ import {
   type VenueOrderStatus,
   VenueUnavailableError,
 } from "../venue.ts";
+import { CancelCoalescer } from "./cancel-coalescer.ts";
 import { l2Headers } from "./l2-auth.ts";
 
 export const INITIAL_CURSOR = "MA==";
@@ -84,6 +85,11 @@ export interface ClobVenueOptions {
   /** Safety bound on GET /markets pages (default 500). */
   maxMarketPages?: number;
   name?: string;
+  /**
+   * Gather single cancels made at the same moment with the same credentials into one DELETE /orders
+   * (cancel-coalescer.ts). On for VENUE=clob (createVenue); off by default, so each cancelOrder is its own request.
+   */
+  coalesceCancels?: boolean;
 }
 
 /** What serializePostOrderBody needs: a PostSignedOrder, or the same fields with an explicit owner. */
@@ -259,6 +265,7 @@ export class ClobVenue implements Venue {
   private listCache: { markets: Market[]; expires: number; complete: boolean } | null = null;
   private listInflight: Promise<Market[]> | null = null;
   private versionCache: { version: number; expires: number } | null = null;
+  private readonly coalescer: CancelCoalescer | null;
 
   constructor(opts: ClobVenueOptions) {
     this.name = opts.name ?? "clob";
@@ -268,6 +275,12 @@ export class ClobVenue implements Venue {
     this.cacheMs = opts.marketsCacheMs ?? 30_000;
     this.maxPages = opts.maxMarketPages ?? 500;
     this.readCreds = opts.readCredentials;
+    this.coalescer = opts.coalesceCancels
+      ? new CancelCoalescer(
+          (id, credentials, signal) => this.cancelOne({ venue_order_id: id, credentials }, signal),
+          (ids, credentials, signal) => this.cancelOrders({ venue_order_ids: ids, credentials }, { signal }),
+        )
+      : null;
   }
 
   // ------------------------------------------------------------------ markets and books
@@ -362,12 +375,18 @@ export class ClobVenue implements Venue {
    * `timeoutMs`. Without a signal, `timeoutMs` applies; with one, at most CANCEL_CEILING_MS.
    */
   async cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<CancelResult> {
+    if (this.coalescer) return this.coalescer.cancel(req.venue_order_id, req.credentials, opts?.signal);
+    return this.cancelOne(req, opts?.signal);
+  }
+
+  /** DELETE /order {orderID}. */
+  private async cancelOne(req: { venue_order_id: string; credentials?: VenueCredentials }, signal?: AbortSignal): Promise<CancelResult> {
     const body = JSON.stringify({ orderID: req.venue_order_id });
     const r = await this.call("DELETE", "/order", {
       body,
       headers: this.authHeaders(req.credentials, "DELETE", "/order", body),
-      signal: opts?.signal,
-      timeoutMs: opts?.signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
+      signal,
+      timeoutMs: signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
     });
     const refused = this.refusal(r);
     if (refused) return refused;

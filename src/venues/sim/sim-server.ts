@@ -558,6 +558,8 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       const url = new URL(req.url);
       try {
         if (url.pathname.startsWith("/_sim/")) return await handleSim(req, url);
+        const route = `${req.method} ${url.pathname.startsWith("/data/order/") ? "/data/order/{id}" : url.pathname}`;
+        state.routes.set(route, (state.routes.get(route) ?? 0) + 1);
         await delay(state.faults.latency_ms, req);
         return await handleVenue(req, url);
       } catch (err) {

@@ -79,6 +79,8 @@ export class VenueSimState {
   /** Order ids placed by each API key, in order. */
   readonly ordersByKey = new Map<string, string[]>();
   readonly heartbeats = new Map<string, HeartbeatSession>();
+  /** Requests answered per "METHOD /path" (venue routes; control routes excluded). */
+  readonly routes = new Map<string, number>();
   /** Orders cancelled because their key's heartbeats stopped. */
   heartbeatCancels = 0;
 
