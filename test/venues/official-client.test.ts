@@ -119,8 +119,8 @@ describe("the official ClobClient against the venue simulator", () => {
       makerAmount: order.makerAmount,
       takerAmount: order.takerAmount,
       side: 0 as const,
-      signatureType: order.signatureType,
-      timestamp: order.timestamp,
+      signatureType: Number(order.signatureType),
+      timestamp: String(order.timestamp),
       metadata: order.metadata as Hex,
       builder: order.builder as Hex,
     };
@@ -155,7 +155,7 @@ describe("the official ClobClient against the venue simulator", () => {
 
   test("a marketable order fills against the book; its trades carry transaction hashes and are listed", async () => {
     const { client, creds } = await clientOf(KEYS.bob);
-    const r: any = await client.createAndPostOrder({ tokenID: YES, price: 0.51, size: 20, side: Side.BUY }, undefined, OrderType.FOK);
+    const r: any = await client.postOrder(await client.createOrder({ tokenID: YES, price: 0.51, size: 20, side: Side.BUY }), OrderType.FOK);
     expect(r).toMatchObject({ success: true, status: "matched", makingAmount: "10", takingAmount: "20" }); // 20 at the 0.50 ask
     expect(r.transactionsHashes).toHaveLength(1);
     expect(r.tradeIDs).toHaveLength(1);
@@ -179,7 +179,7 @@ describe("the official ClobClient against the venue simulator", () => {
     const { client: carol } = await clientOf(KEYS.carol);
     const ask: any = await client.createAndPostOrder({ tokenID: NO, price: 0.51, size: 10, side: Side.SELL });
     expect(ask).toMatchObject({ success: true, status: "live" });
-    const took: any = await carol.createAndPostOrder({ tokenID: NO, price: 0.51, size: 10, side: Side.BUY }, undefined, OrderType.FAK);
+    const took: any = await carol.postOrder(await carol.createOrder({ tokenID: NO, price: 0.51, size: 10, side: Side.BUY }), OrderType.FAK);
     expect(took).toMatchObject({ success: true, status: "matched" });
     const bobs = await client.getTrades({ asset_id: NO });
     expect(bobs).toHaveLength(1);

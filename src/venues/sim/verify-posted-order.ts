@@ -109,7 +109,7 @@ export async function verifyPostedOrder(args: {
     const typeString = signature.slice(260, 260 + typeHex.length);
     const length = Number.parseInt(signature.slice(260 + typeHex.length), 16);
     const message = orderValues(order);
-    if (!same(appDomain, hashDomain({ domain, types: { EIP712Domain: DOMAIN_TYPE } }))) return { ok: false, reason: "wrong app domain separator" };
+    if (!same(appDomain, hashDomain({ domain: { ...domain, chainId: BigInt(domain.chainId) }, types: { EIP712Domain: DOMAIN_TYPE } }))) return { ok: false, reason: "wrong app domain separator" };
     if (!same(contents, hashStruct({ data: message, primaryType: "Order", types: { Order: ORDER_TYPES.Order } }))) {
       return { ok: false, reason: "wrong contents hash" };
     }
