@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ApiKeyCreds, ClobClient, OrderBuilder, OrderType, Side, SignatureTypeV2 } from "@polymarket/clob-client-v2";
 import { createWalletClient, custom, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { ClobVenue } from "../../src/venues/clob/clob-venue.ts";
 import { orderHash } from "../../src/venues/paper/paper-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import markets from "../../fixtures/markets.json" with { type: "json" };
@@ -297,6 +298,14 @@ describe("a venue on ExchangeV3 (order version 3, v2 markets)", () => {
     const v2Order = await client.createOrder({ tokenID: YES, price: 0.3, size: 10, side: Side.BUY }, { tickSize: "0.01", version: 2 });
     const mismatch: any = await client.postOrder(v2Order);
     expect(mismatch.error).toBe("order_version_mismatch");
+  });
+
+  test("the service's CLOB adapter reads these markets as v2", async () => {
+    const adapter = new ClobVenue({ baseUrl: v3.url });
+    const listed = await adapter.listMarkets();
+    expect(listed).toHaveLength((markets as any[]).length);
+    expect(new Set(listed.map((m) => m.version))).toEqual(new Set(["v2"]));
+    expect((await adapter.getMarketByToken(YES))?.version).toBe("v2");
   });
 });
 

@@ -647,6 +647,30 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     expect(seen[0].headers.poly_api_key).toBe(BOTH.api_key);
   });
 
+  test("a market's version is its own, else the venue's GET /version (3: v2)", async () => {
+    const market = (cid: string, version?: string) => ({
+      condition_id: cid,
+      question: "Q?",
+      end_date_iso: "2028-01-01T00:00:00Z",
+      active: true,
+      closed: false,
+      accepting_orders: true,
+      neg_risk: false,
+      minimum_order_size: 5,
+      minimum_tick_size: 0.01,
+      ...(version ? { version } : {}),
+      tokens: [{ token_id: cid === "0xa" ? "1" : "2", outcome: "Yes", price: 0.5 }],
+    });
+    const { venue: v } = stub((req) =>
+      req.url.endsWith("/version") ? j({ version: 3 }) : j({ limit: 2, count: 2, next_cursor: "LTE=", data: [market("0xa"), market("0xb", "v1")] }),
+    );
+    expect((await v.listMarkets()).map((m) => [m.condition_id, m.version])).toEqual([
+      ["0xa", "v2"],
+      ["0xb", "v1"],
+    ]);
+    expect(await v.orderVersion()).toBe(3);
+  });
+
   test("markets are read page by page until next_cursor LTE=", async () => {
     const page = (cid: string, token: string, next: string) =>
       j({
