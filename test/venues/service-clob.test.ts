@@ -145,6 +145,32 @@ describeEachDatabase("the service on VENUE=clob against the venue simulator", (_
     expect(sim.state.venue.order(intent.body.order_hash)).toBeUndefined();
   });
 
+  test("payload mode: without the owner's keys the service cannot cancel at the venue; the kill fails and flags the order", async () => {
+    const pk = generatePrivateKey();
+    const wallet = walletOf(pk);
+    const creds = await new ClobClient({ host: sim.url, chain: 137, signer: wallet }).createOrDeriveApiKey();
+    const { key, agentId } = await agentWith(wallet.account.address);
+    const intent = await t.call("POST", "/v1/orders/intent", { key, body: { agent_id: agentId, market_id: TOKEN, side: "buy", size_usdc: 4, price: 0.4 } });
+    const signature = await privateKeyToAccount(pk).signTypedData(intent.body.unsigned_order);
+    const m = intent.body.unsigned_order.message;
+    const payload = orderToJsonV2({ ...m, side: "BUY", expiration: intent.body.expiration, signature } as any, creds.key, intent.body.order_type as OrderType);
+    const h = await createL2Headers(wallet, creds, { method: "POST", requestPath: "/order", body: JSON.stringify(payload) });
+    const venue_auth = { address: h.POLY_ADDRESS, api_key: h.POLY_API_KEY, passphrase: h.POLY_PASSPHRASE, timestamp: h.POLY_TIMESTAMP, signature: h.POLY_SIGNATURE };
+    expect((await t.call("POST", "/v1/orders/submit-signed", { key, body: { order_id: intent.body.order_id, signature, venue_auth } })).status).toBe(200);
+
+    const cancel = await t.call("DELETE", `/v1/orders/${intent.body.order_id}`, { key });
+    expect(cancel.status).toBe(502);
+    expect(cancel.body.code).toBe("venue_rejected");
+    expect(sim.state.venue.order(intent.body.order_hash)?.status).toBe("live");
+
+    const killed = await t.call("POST", `/v1/agents/${agentId}/kill`, { key, body: {} });
+    expect(killed.status).toBe(200);
+    expect(killed.body.failed).toEqual([intent.body.order_id]);
+    const order = (await t.call("GET", `/v1/orders/${intent.body.order_id}`, { key })).body;
+    expect(order).toMatchObject({ status: "failed", flagged_for_review: true });
+    expect(sim.state.venue.order(intent.body.order_hash)?.status).toBe("live"); // still resting: its owner must cancel it
+  });
+
   test("delegated mode: orders placed, read and cancelled at the venue; the kill cancels the rest", async () => {
     const pk = generatePrivateKey();
     const wallet = walletOf(pk);
