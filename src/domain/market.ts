@@ -2,6 +2,9 @@
 
 export type Outcome = { token_id: string; outcome: string };
 
+/** The market's protocol: `v1` CTF token ids (exchange domain "2"), `v2` Protocol V2 position ids (ExchangeV3, domain "3"). */
+export type MarketVersion = "v1" | "v2";
+
 /** A market as the markets file (CONTRACT 11.4) describes it, without books. */
 export interface Market {
   condition_id: string;
@@ -14,6 +17,8 @@ export interface Market {
   neg_risk: boolean;
   tick_size: string; // "0.01"
   min_order_size: string; // shares, "5"
+  /** Protocol version; absent means "v1". */
+  version?: MarketVersion;
   tokens: Outcome[];
 }
 

@@ -10,7 +10,7 @@ import type { OrderMessage, OrderType } from "../domain/order-message.ts";
 import type { VenueOrderStatus } from "../domain/order-status.ts";
 
 // The domain types live in src/domain; they are re-exported here so the port's users keep one import.
-export type { BookLevel, Market, OrderBook, Outcome } from "../domain/market.ts";
+export type { BookLevel, Market, MarketVersion, OrderBook, Outcome } from "../domain/market.ts";
 export type { OrderMessage, OrderType } from "../domain/order-message.ts";
 export type { VenueOrderStatus } from "../domain/order-status.ts";
 export type { VenueCredentials } from "../domain/venue-credentials.ts";
@@ -53,7 +53,7 @@ export type PostResult =
  * nothing left to cancel (it was cancelled or matched before): the caller
  * should read the order to learn whether it filled.
  */
-export type CancelResult = { ok: true; already?: boolean } | { ok: false; error: string };
+export type CancelResult = { ok: true; already?: boolean } | { ok: false; error: string; status?: number; retry_after_s?: number };
 
 export interface VenueOrderState {
   venue_order_id: string;
@@ -87,6 +87,14 @@ export interface Venue {
     req: { venue_order_id: string; credentials?: VenueCredentials },
     opts?: CallOptions,
   ): Promise<CancelResult>;
+  /**
+   * Cancels many orders in as few venue calls as the venue allows (CLOB: one DELETE /orders per
+   * batch); one result per id, with the same meaning as cancelOrder's.
+   */
+  cancelOrders?(
+    req: { venue_order_ids: string[]; credentials?: VenueCredentials },
+    opts?: CallOptions,
+  ): Promise<Record<string, CancelResult>>;
   /** The venue's view of one order, or null when the venue does not know it. */
   getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null>;
   /** Asks the venue to confirm credentials with an authenticated read. */

@@ -78,6 +78,7 @@ export class MarketService {
       closed: market.closed,
       accepting_orders: market.accepting_orders,
       neg_risk: market.neg_risk,
+      version: market.version ?? "v1",
       tick_size: market.tick_size,
       min_order_size: market.min_order_size,
       best_bid,
