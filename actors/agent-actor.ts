@@ -8,23 +8,20 @@
 import pLimit from "p-limit";
 import { Mailbox } from "./mailbox.ts";
 import type { Evictable } from "./registry.ts";
-import {
-  ACTIVE_STATUSES,
-  type ActorLimits,
-  type AgentProfile,
-  type AgentSnapshot,
-  type AgentStore,
-  type BreakerReason,
-  type BreakerState,
-  type Clock,
-  type CredentialsInfo,
-  type CancelOutcome,
-  type KillOutcome,
-  type KillPorts,
-  type OrderStatus,
-  type RiskState,
-  type TrackedOrder,
-  systemClock,
+import { type Clock, systemClock } from "../src/domain/clock.ts";
+import { ACTIVE_STATUSES, type BreakerReason, type OrderStatus } from "../src/domain/order-status.ts";
+import type { RiskState } from "../src/risk/types.ts";
+import type {
+  ActorLimits,
+  AgentProfile,
+  AgentSnapshot,
+  AgentStore,
+  BreakerState,
+  CredentialsInfo,
+  CancelOutcome,
+  KillOutcome,
+  KillPorts,
+  TrackedOrder,
 } from "./ports.ts";
 
 export interface AgentView<L> {

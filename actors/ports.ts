@@ -4,22 +4,7 @@
  * hands them in.
  */
 
-export type Mode = "payload" | "delegated";
-export type BreakerReason = "kill" | "venue_errors" | "manual";
-export type OrderStatus =
-  | "awaiting_signature"
-  | "submitting"
-  | "open"
-  | "filled"
-  | "cancelled"
-  | "expired"
-  | "rejected"
-  | "failed"
-  | "unknown";
-
-/** Statuses whose notional is still reserved or at the venue. */
-export const ACTIVE_STATUS_LIST = ["awaiting_signature", "submitting", "open", "unknown"] as const satisfies readonly OrderStatus[];
-export const ACTIVE_STATUSES: ReadonlySet<OrderStatus> = new Set(ACTIVE_STATUS_LIST);
+import type { BreakerReason, Mode, OrderSide, OrderStatus } from "../src/domain/order-status.ts";
 
 export interface AgentProfile {
   id: string;
@@ -57,7 +42,7 @@ export interface TrackedOrder {
   mode: Mode;
   marketId: string;
   conditionId: string;
-  side: "buy" | "sell";
+  side: OrderSide;
   notionalUnits: bigint;
   status: OrderStatus;
   tradingDay: string;
@@ -91,19 +76,7 @@ export interface AgentStore<L extends ActorLimits> {
   deleteCredentials(agentId: string): Promise<boolean>;
 }
 
-/** The state the risk engine sees for one intent. */
-export interface RiskState {
-  breaker: { tripped: boolean; reason: BreakerReason | null };
-  daily_used_usdc_units: bigint;
-  market_exposure_usdc_units: bigint;
-}
 
-export interface Clock {
-  now(): number;
-}
-export const systemClock: Clock = { now: () => Date.now() };
-
-/** Outcome of one cancellation at the venue, within the kill deadline. */
 /**
  * Outcome of one cancellation at the venue, within the kill deadline:
  * cancelled (with what had filled, when the venue said so), filled (it had

@@ -1,18 +1,20 @@
 /**
  * Builds the service from its parts: the Elysia app (one module per feature),
- * wrapped in the outer request layer. `createServices` wires the parts from a
+ * with the request concerns as Elysia plugins (src/http/). `createServices` wires the parts from a
  * configuration; tests build them with their own database and venue.
  */
 import { openapi } from "@elysiajs/openapi";
-import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
-import { authPlugin, RateLimiter } from "./http/auth.ts";
+import { accessLog } from "./http/access-log.ts";
+import { authPlugin } from "./http/auth.ts";
+import { bodyLimit } from "./http/body-limit.ts";
+import { idempotency } from "./http/idempotency.ts";
+import { RateLimiter } from "./http/rate-limit.ts";
+import { requestId } from "./http/request-id.ts";
 import { errorHandler } from "./http/error-handler.ts";
 import { noNul } from "./http/no-nul.ts";
-import { RateLimitedError, UnauthenticatedError } from "./errors/errors.ts";
-import { createHandler } from "./http/handler.ts";
 import { IdempotencyStore } from "./http/idempotency-store.ts";
 import type { CredentialVault } from "./crypto/credential-vault.ts";
 import { agentsModule } from "./modules/agents/index.ts";
@@ -110,9 +112,14 @@ export interface App {
 export function createApp(services: Services): App {
   const { logger, metrics } = services;
   const auth = authPlugin({ apiKeys: services.apiKeys, adminToken: services.config.adminToken, rateLimiter: services.rateLimiter });
+  // Request concerns first, as global lifecycle hooks, in the order they act on a request.
   const elysia = new Elysia({ normalize: false })
+    .use(requestId())
     .use(errorHandler(logger))
+    .use(bodyLimit(services.config.maxBodyBytes))
+    .use(accessLog({ logger, metrics }))
     .use(noNul())
+    .use(idempotency({ store: services.idempotency, logger }))
     .use(
       openapi({
         path: "/openapi/ui",
@@ -139,50 +146,12 @@ export function createApp(services: Services): App {
     .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }));
 
-  const adminToken = services.config.adminToken;
-  const handle = createHandler({
-    app: elysia,
-    async checkCredential(request) {
-      const key = request.headers.get("x-api-key");
-      if (key !== null) {
-        return (await services.apiKeys.authenticate(key)) ? null : new UnauthenticatedError("the API key is unknown or revoked");
-      }
-      const bearer = request.headers.get("authorization");
-      // Without ADMIN_TOKEN the admin route does not exist: let it answer its own 404.
-      if (bearer !== null && adminToken && !safeEqual(bearer, `Bearer ${adminToken}`)) {
-        return new UnauthenticatedError("a valid admin bearer token is required");
-      }
-      return null;
-    },
-    async chargeReplay(request) {
-      // A replay costs a request like any other (the route's own auth charges the ones that run).
-      const key = request.headers.get("x-api-key");
-      const found = key === null ? null : await services.apiKeys.authenticate(key);
-      const wait = found ? services.rateLimiter.take(found.keyId) : 0;
-      return wait > 0 ? new RateLimitedError(wait) : null;
-    },
-    logger,
-    idempotency: services.idempotency,
-    maxBodyBytes: services.config.maxBodyBytes,
-    observer: {
-      observe(method, route, status, seconds) {
-        metrics.httpRequestsTotal.inc({ method, route, status });
-        metrics.httpRequestDurationSeconds.observe({ method, route }, seconds);
-      },
-    },
-  });
   return {
-    handle,
+    handle: (request) => elysia.handle(request),
     elysia,
     services,
     async stop() {
       services.agents.stop();
     },
   };
-}
-
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -37,6 +37,7 @@ async function main() {
     hostname: config.host,
     maxRequestBodySize: config.maxBodyBytes,
     fetch: app.handle,
+    // The server refuses larger bodies itself; src/http/body-limit.ts gives app.handle the same limit.
     error: () => new Response(null, { status: 500 }),
   });
   logger.info("listening", { url: `http://${config.host}:${server.port}`, database: database.kind, venue: venue.name });

@@ -21,12 +21,7 @@
  * logged, returned, persisted or put in an error message.
  */
 import sodium from "libsodium-wrappers";
-
-export interface VenueCredentials {
-  api_key: string;
-  api_secret: string;
-  passphrase?: string;
-}
+import type { SealedCredentialFields } from "../domain/venue-credentials.ts";
 
 export interface VaultKeyPair {
   publicKey: Uint8Array;
@@ -72,7 +67,7 @@ export class CredentialVault {
   }
 
   /** Encrypts credentials to the service's public key. Every call gives a different ciphertext. */
-  seal(credentials: VenueCredentials): Uint8Array {
+  seal(credentials: SealedCredentialFields): Uint8Array {
     const c = credentials as unknown as Record<string, unknown> | null;
     if (c === null || typeof c !== "object") throw new VaultError("credentials must be an object");
     if (typeof c.api_key !== "string" || c.api_key === "") throw new VaultError("api_key must be a non-empty string");
@@ -100,7 +95,7 @@ export class CredentialVault {
    * buffer when `fn` settles (see the file comment for what cannot be wiped). Do not keep the
    * credentials object or its strings beyond `fn`.
    */
-  async withOpened<T>(ciphertext: Uint8Array, fn: (creds: VenueCredentials) => Promise<T>): Promise<T> {
+  async withOpened<T>(ciphertext: Uint8Array, fn: (creds: SealedCredentialFields) => Promise<T>): Promise<T> {
     if (!(ciphertext instanceof Uint8Array) || ciphertext.length <= SEAL_OVERHEAD) {
       throw new VaultError("the sealed credentials are malformed");
     }
@@ -139,7 +134,7 @@ export function keyHint(apiKey: string): string {
   return `…${chars.slice(-4).join("")}`;
 }
 
-function decodeCredentials(plaintext: Uint8Array): VenueCredentials {
+function decodeCredentials(plaintext: Uint8Array): SealedCredentialFields {
   let doc: unknown;
   try {
     doc = JSON.parse(decoder.decode(plaintext));
@@ -157,7 +152,7 @@ function decodeCredentials(plaintext: Uint8Array): VenueCredentials {
   ) {
     throw new VaultError("the sealed credentials have an unknown format");
   }
-  const creds: VenueCredentials = { api_key: d.k, api_secret: d.s };
+  const creds: SealedCredentialFields = { api_key: d.k, api_secret: d.s };
   if (typeof d.p === "string") creds.passphrase = d.p;
   return creds;
 }

@@ -6,9 +6,9 @@
  * Money is stored as bigint 6-decimal USDC base units; prices as exact decimal text.
  */
 import { sql } from "drizzle-orm";
-import type { BreakerReason, OrderStatus } from "../../actors/ports.ts";
+import type { BreakerReason, OrderStatus } from "../domain/order-status.ts";
 import type { OrderDomain } from "../eip712/order-typed-data.ts";
-import type { OrderMessage } from "../venues/venue.ts";
+import type { OrderMessage } from "../domain/order-message.ts";
 import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({

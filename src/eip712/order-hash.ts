@@ -8,7 +8,7 @@
  */
 
 import { keccak256 } from "./keccak256.ts";
-import type { OrderMessage } from "../venues/venue.ts";
+import type { OrderMessage } from "../domain/order-message.ts";
 import {
   EIP712_DOMAIN_TYPE_STRING,
   ORDER_DOMAIN_NAME,

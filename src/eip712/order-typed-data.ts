@@ -5,7 +5,7 @@
  * as numbers).
  */
 
-import type { OrderMessage } from "../venues/venue.ts";
+import type { OrderMessage } from "../domain/order-message.ts";
 
 /** CTF Exchange V2 (standard markets). */
 export const EXCHANGE_V2 = "0xE111180000d2663C0091e4f400237545B87B996B" as const;

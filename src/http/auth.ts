@@ -9,27 +9,7 @@ import { timingSafeEqual } from "node:crypto";
 import { NotFoundError, RateLimitedError, UnauthenticatedError } from "../errors/errors.ts";
 import type { ApiKeyService } from "../modules/api-keys/service.ts";
 import type { Caller } from "./caller.ts";
-
-/** A token bucket per caller: `perSecond` sustained, bursts up to twice that. */
-export class RateLimiter {
-  private readonly buckets = new Map<string, { tokens: number; at: number }>();
-  constructor(private readonly perSecond: number) {}
-
-  /** Seconds to wait, or 0 when the request may go ahead. */
-  take(id: string, now = Date.now()): number {
-    if (this.perSecond <= 0) return 0;
-    const burst = this.perSecond * 2;
-    const b = this.buckets.get(id) ?? { tokens: burst, at: now };
-    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * this.perSecond);
-    b.at = now;
-    this.buckets.set(id, b);
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond));
-  }
-}
+import type { RateLimiter } from "./rate-limit.ts";
 
 export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter }) {
   const admin = deps.adminToken ? Buffer.from(deps.adminToken) : null;

@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import { InternalError, InvalidRequestError, NotFoundError, PayloadTooLargeError } from "../errors/errors.ts";
 import { ProblemError } from "../errors/problem-error.ts";
 import type { Logger } from "../observability/logger.ts";
+import { invalidJsonError } from "./body-limit.ts";
 import { problemResponse } from "./problem-response.ts";
 import { requestMeta } from "./request-meta.ts";
 
@@ -91,17 +92,24 @@ export function toProblemError(code: string | number, error: unknown, url?: stri
 }
 
 export function errorHandler(logger: Logger) {
-  return new Elysia({ name: "error-handler" }).onError({ as: "global" }, ({ code, error, request }) => {
+  return new Elysia({ name: "error-handler" }).onError({ as: "global" }, async ({ code, error, request, set }) => {
     const meta = requestMeta(request);
     if (code === "NOT_FOUND" && meta) meta.unmatched = true;
-    const problem = toProblemError(code, error, request.url);
-    if (problem) return problemResponse(problem, meta?.id);
-    logger.error("unhandled error", {
-      request_id: meta?.id,
-      method: request.method,
-      path: new URL(request.url).pathname,
-      error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
-    });
-    return problemResponse(new InternalError(meta?.id), meta?.id);
+    // A body that was not JSON fails validation as a marker object: answer what really happened.
+    let problem = code === "VALIDATION" && meta?.invalidJson ? invalidJsonError() : toProblemError(code, error, request.url);
+    if (!problem) {
+      logger.error("unhandled error", {
+        request_id: meta?.id,
+        method: request.method,
+        path: new URL(request.url).pathname,
+        error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
+      });
+      problem = new InternalError(meta?.id);
+    }
+    set.status = problem.status;
+    meta?.answered?.(problem.status);
+    const response = problemResponse(problem, meta?.id);
+    // A claimed Idempotency-Key keeps (or releases) the problem like any other answer.
+    return meta?.finish ? meta.finish(response) : response;
   });
 }

@@ -1,9 +1,18 @@
-/** Per-request facts the outer layer learns and the routes read (request id, start time). */
+/** Per-request facts the HTTP plugins learn and share (request id, start time, raw body, idempotency finisher). */
 export interface RequestMeta {
   id: string;
   startedAt: number;
   /** Set when no route matched the path (metrics then use one label for all such paths). */
   unmatched?: boolean;
+  /** The body as read by the body-limit parser (the idempotency hash needs the exact bytes). */
+  rawBody?: string;
+  /** The body was declared JSON but did not parse. */
+  invalidJson?: boolean;
+  /** Set by the idempotency plugin once it claimed a key: stores (or releases) the final answer. */
+  finish?: (response: Response) => Promise<Response>;
+  /** Set by the access log: records the answer's status (the error handler calls it for problems). */
+  answered?: (status: number) => void;
+  recorded?: boolean;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();

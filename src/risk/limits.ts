@@ -5,8 +5,8 @@
  */
 import { t } from "elysia";
 import type { FieldError } from "../errors/errors.ts";
-import { gt, tryFromDecimal } from "../money/ratio.ts";
-import { decimalPlaces, numberToPlainString, USDC_DECIMALS } from "../money/units.ts";
+import { gt, tryFromDecimal } from "../domain/ratio.ts";
+import { decimalPlaces, numberToPlainString, USDC_DECIMALS } from "../domain/units.ts";
 
 /** Largest USDC amount a limit may carry (one billion USDC). */
 const MAX_USDC = 1_000_000_000;

@@ -3,7 +3,7 @@
  * everything it looks at is in RiskInput, gathered by the caller (the agent's
  * actor) from the intent, the agent's limits and state, and the venue.
  */
-import type { Market, OrderBook } from "../venues/venue.ts";
+import type { Market, OrderBook } from "../domain/market.ts";
 import type { Limits } from "./limits.ts";
 
 export interface RiskIntent {

@@ -17,7 +17,7 @@ export const EMBEDDED_MARKETS_SOURCE = "(embedded fixtures/markets.json)";
 export async function createVenue(
   config: Pick<Config, "venue" | "venueUrl" | "paperMarkets" | "venueTimeoutMs" | "chainId">,
 ): Promise<Venue> {
-  if (config.venue === "clob") return new ClobVenue({ baseUrl: config.venueUrl!, timeoutMs: config.venueTimeoutMs });
+  if (config.venue === "clob") return new ClobVenue({ baseUrl: config.venueUrl!, timeoutMs: config.venueTimeoutMs, coalesceCancels: true });
   return createPaperVenue(config);
 }
 

@@ -7,8 +7,8 @@
  */
 
 import { readFileSync } from "node:fs";
-import { DecimalError, fromUnits, numberToPlainString, toUnits } from "../money/units.ts";
-import type { BookLevel, Market } from "./venue.ts";
+import { DecimalError, fromUnits, numberToPlainString, toUnits } from "../domain/units.ts";
+import type { BookLevel, Market, MarketVersion } from "./venue.ts";
 
 /** Prices and sizes inside the venues are bigint base units with this many decimals. */
 export const PRICE_DECIMALS = 6;
@@ -33,6 +33,8 @@ export interface MarketsFileEntry {
   neg_risk: boolean;
   tick_size: string;
   min_order_size: string;
+  /** "v1" (CTF token ids, the default) or "v2" (Protocol V2 position ids). */
+  version?: MarketVersion;
   tokens: Array<{
     token_id: string;
     outcome: string;
@@ -112,6 +114,8 @@ export function parseMarkets(json: unknown, source = "(inline)"): LoadedMarkets 
     const minSize = decimal(m.min_order_size, SIZE_DECIMALS, at("min_order_size"), fail);
     if (minSize < 0n) fail(at("min_order_size"), "must not be negative");
     const min_order_size = fromUnits(minSize, SIZE_DECIMALS);
+    if (m.version !== undefined && m.version !== "v1" && m.version !== "v2") fail(at("version"), `must be "v1" or "v2", got ${show(m.version)}`);
+    const version: MarketVersion = (m.version as MarketVersion | undefined) ?? "v1";
 
     if (!Array.isArray(m.tokens) || m.tokens.length === 0) fail(at("tokens"), "must be a non-empty array");
     const tokens: Market["tokens"] = [];
@@ -181,6 +185,7 @@ export function parseMarkets(json: unknown, source = "(inline)"): LoadedMarkets 
         neg_risk,
         tick_size,
         min_order_size,
+        version,
         tokens: Object.freeze(tokens) as Market["tokens"],
       }),
     );

@@ -4,51 +4,16 @@
  * adapter (src/venues/clob). Prices and sizes are decimal strings, never floats.
  */
 
-export type Outcome = { token_id: string; outcome: string };
+import type { VenueCredentials } from "../domain/venue-credentials.ts";
+import type { Market, OrderBook } from "../domain/market.ts";
+import type { OrderMessage, OrderType } from "../domain/order-message.ts";
+import type { VenueOrderStatus } from "../domain/order-status.ts";
 
-/** A market as the markets file (CONTRACT 11.4) describes it, without books. */
-export interface Market {
-  condition_id: string;
-  question: string;
-  category: string;
-  end_date: string; // ISO 8601
-  active: boolean;
-  closed: boolean;
-  accepting_orders: boolean;
-  neg_risk: boolean;
-  tick_size: string; // "0.01"
-  min_order_size: string; // shares, "5"
-  tokens: Outcome[];
-}
-
-export type BookLevel = { price: string; size: string };
-
-/** An order book snapshot for one outcome token. */
-export interface OrderBook {
-  token_id: string;
-  bids: BookLevel[]; // best (highest) first
-  asks: BookLevel[]; // best (lowest) first
-  last_trade_price: string | null;
-  /** When the snapshot was taken at the venue, epoch milliseconds. */
-  timestamp_ms: number;
-}
-
-/** The signed struct of CONTRACT section 6: uint256 as decimal strings, uint8 as numbers. */
-export interface OrderMessage {
-  salt: string;
-  maker: `0x${string}`;
-  signer: `0x${string}`;
-  tokenId: string;
-  makerAmount: string;
-  takerAmount: string;
-  side: 0 | 1;
-  signatureType: number;
-  timestamp: string;
-  metadata: `0x${string}`;
-  builder: `0x${string}`;
-}
-
-export type OrderType = "GTC" | "GTD" | "FOK" | "FAK";
+// The domain types live in src/domain; they are re-exported here so the port's users keep one import.
+export type { BookLevel, Market, MarketVersion, OrderBook, Outcome } from "../domain/market.ts";
+export type { OrderMessage, OrderType } from "../domain/order-message.ts";
+export type { VenueOrderStatus } from "../domain/order-status.ts";
+export type { VenueCredentials } from "../domain/venue-credentials.ts";
 
 /** Polymarket L2 credentials of the order's signer, passed through and never stored (CONTRACT 7). */
 export interface VenueAuth {
@@ -57,15 +22,6 @@ export interface VenueAuth {
   passphrase: string;
   timestamp: string;
   signature: string;
-}
-
-/** Decrypted scoped credentials of a delegated agent; lives only for one call. */
-export interface VenueCredentials {
-  api_key: string;
-  api_secret: string;
-  passphrase?: string;
-  /** The address the credentials belong to (the agent's signer). */
-  address: string;
 }
 
 export interface PostSignedOrder {
@@ -88,9 +44,6 @@ export interface PlaceDelegatedOrder {
   expiration: string;
 }
 
-/** live: resting on the book; matched: filled at once; unmatched: FOK/FAK that did not fill. */
-export type VenueOrderStatus = "live" | "matched" | "delayed" | "unmatched" | "cancelled";
-
 export type PostResult =
   | { ok: true; venue_order_id: string; status: VenueOrderStatus; filled_usdc?: string }
   | { ok: false; error: string };
@@ -100,7 +53,7 @@ export type PostResult =
  * nothing left to cancel (it was cancelled or matched before): the caller
  * should read the order to learn whether it filled.
  */
-export type CancelResult = { ok: true; already?: boolean } | { ok: false; error: string };
+export type CancelResult = { ok: true; already?: boolean } | { ok: false; error: string; status?: number; retry_after_s?: number };
 
 export interface VenueOrderState {
   venue_order_id: string;
@@ -134,6 +87,14 @@ export interface Venue {
     req: { venue_order_id: string; credentials?: VenueCredentials },
     opts?: CallOptions,
   ): Promise<CancelResult>;
+  /**
+   * Cancels many orders in as few venue calls as the venue allows (CLOB: one DELETE /orders per
+   * batch); one result per id, with the same meaning as cancelOrder's.
+   */
+  cancelOrders?(
+    req: { venue_order_ids: string[]; credentials?: VenueCredentials },
+    opts?: CallOptions,
+  ): Promise<Record<string, CancelResult>>;
   /** The venue's view of one order, or null when the venue does not know it. */
   getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null>;
   /** Asks the venue to confirm credentials with an authenticated read. */

@@ -4,7 +4,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { AgentActor } from "../../actors/agent-actor.ts";
-import type { ActorLimits, AgentSnapshot, AgentStore, BreakerState, Clock, CredentialsInfo, RiskState, TrackedOrder } from "../../actors/ports.ts";
+import type { ActorLimits, AgentSnapshot, AgentStore, BreakerState, CredentialsInfo, TrackedOrder } from "../../actors/ports.ts";
+import type { Clock } from "../../src/domain/clock.ts";
+import type { RiskState } from "../../src/risk/types.ts";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const USDC = 1_000_000n;

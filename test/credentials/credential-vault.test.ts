@@ -3,7 +3,8 @@ import sodium from "libsodium-wrappers";
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CredentialVault, VaultError, keyHint, type VenueCredentials } from "../../src/crypto/credential-vault.ts";
+import { CredentialVault, VaultError, keyHint } from "../../src/crypto/credential-vault.ts";
+import type { SealedCredentialFields as VenueCredentials } from "../../src/domain/venue-credentials.ts";
 import { SealKeyError, loadOrCreateSealKeyPair } from "../../src/crypto/seal-key-pair.ts";
 
 const CREDS: VenueCredentials = {

@@ -6,8 +6,8 @@ import {
   orderAmounts,
   priceToUnits,
   sharesFor,
-} from "../../src/orders/amounts.ts";
-import { toUnits } from "../../src/money/units.ts";
+} from "../../src/domain/amounts.ts";
+import { toUnits } from "../../src/domain/units.ts";
 
 const usdc = (s: string) => toUnits(s, 6);
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { idPattern, newId } from "../../src/ids.ts";
+import { idPattern, newId } from "../../src/domain/ids.ts";
 
 test("ids carry their prefix and match the published pattern", () => {
   for (const p of ["org", "key", "agt", "ord", "dec", "kil"] as const) {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import * as R from "../../src/money/ratio.ts";
+import * as R from "../../src/domain/ratio.ts";
 
 const r = (v: string | number) => R.fromDecimal(v);
 

@@ -18,7 +18,7 @@ import { eq } from "drizzle-orm";
 import type { Database } from "../../src/db/database.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { credentials, orders } from "../../src/db/schema.ts";
-import { newId } from "../../src/ids.ts";
+import { newId } from "../../src/domain/ids.ts";
 import { startJobs } from "../../src/jobs.ts";
 import { ClobVenue } from "../../src/venues/clob/clob-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";

@@ -30,6 +30,7 @@ const FIELDS = [
   "outcome",
   "question",
   "tick_size",
+  "version",
 ].sort();
 const UINT256_MAX = ((1n << 256n) - 1n).toString();
 
@@ -65,9 +66,10 @@ async function allPages(t: TestApp, query: string): Promise<{ items: any[]; page
 }
 
 /** A one-market paper venue whose single token has the given book. */
-function venueWith(book: { bids: any[]; asks: any[] }, last: string | null, tick = "0.001"): Venue {
+function venueWith(book: { bids: any[]; asks: any[] }, last: string | null, tick = "0.001", version?: string): Venue {
   return PaperVenue.fromEntries([
     {
+      ...(version ? { version } : {}),
       condition_id: `0x${"ab".repeat(32)}`,
       question: "Q?",
       category: "test",
@@ -103,6 +105,7 @@ describe("markets HTTP", () => {
       expect(item).toMatchObject({
         market_id: token.token_id,
         condition_id: market.condition_id,
+        version: market.version ?? "v1",
         question: market.question,
         outcome: token.outcome,
         category: market.category,
@@ -255,6 +258,16 @@ describe("markets HTTP", () => {
     const empty = await createTestApp(await sharedPglite(), { venue: venueWith({ bids: [], asks: [] }, "0.5") });
     const e = (await empty.call("GET", "/v1/markets")).body.data[0];
     expect(e).toMatchObject({ best_bid: null, best_ask: null, mid: null, last_trade_price: "0.5" });
+  });
+
+  test("version: a market of the file without one is v1; a v2 market says v2 in the list and alone", async () => {
+    const book = { bids: [{ price: "0.4", size: "10" }], asks: [] };
+    const v1 = await createTestApp(await sharedPglite(), { venue: venueWith(book, null, "0.001", "v1") });
+    expect((await v1.call("GET", "/v1/markets/123456789")).body.version).toBe("v1");
+    const v2 = await createTestApp(await sharedPglite(), { venue: venueWith(book, null, "0.001", "v2") });
+    expect((await v2.call("GET", "/v1/markets")).body.data[0].version).toBe("v2");
+    expect((await v2.call("GET", "/v1/markets/123456789")).body.version).toBe("v2");
+    expect(() => venueWith(book, null, "0.001", "v3")).toThrow(/version: must be "v1" or "v2"/);
   });
 
   test("a venue that does not answer is 503, not a 500", async () => {

@@ -1,6 +1,6 @@
 /**
  * Review 2: without ADMIN_TOKEN, POST /v1/orgs must answer 404 "as if it did not exist" (README,
- * CONTRACT 1). With an Idempotency-Key and an Authorization header, handler.ts's checkCredential
+ * CONTRACT 1). With an Idempotency-Key and an Authorization header, the old outer handler.ts checkCredential
  * (app.ts) answers 401 "a valid admin bearer token is required" first, revealing the admin route.
  */
 import { expect, test } from "bun:test";

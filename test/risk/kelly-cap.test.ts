@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { checkKellyCap, kellyFraction } from "../../src/risk/checks/kelly-cap.ts";
-import { fromDecimal, toDecimalString } from "../../src/money/ratio.ts";
+import { fromDecimal, toDecimalString } from "../../src/domain/ratio.ts";
 import { input } from "./fixtures.ts";
 import type { RiskIntent } from "../../src/risk/types.ts";
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { checkLiquidityImpact, walkBook } from "../../src/risk/checks/liquidity-impact.ts";
 import { parseLevels } from "../../src/risk/checks/price-sanity.ts";
-import { fromDecimal, toDecimalString } from "../../src/money/ratio.ts";
+import { fromDecimal, toDecimalString } from "../../src/domain/ratio.ts";
 import { book, input, levels, NOW_MS } from "./fixtures.ts";
 import type { OrderBook } from "../../src/venues/venue.ts";
 import type { RiskIntent } from "../../src/risk/types.ts";

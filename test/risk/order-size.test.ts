@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { checkOrderSize, orderShares } from "../../src/risk/checks/order-size.ts";
-import { toDecimalString } from "../../src/money/ratio.ts";
+import { toDecimalString } from "../../src/domain/ratio.ts";
 import { input, market } from "./fixtures.ts";
 
 const run = (size_usdc: number, price = 0.5, over: Parameters<typeof input>[0] = {}) =>

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { checkPriceSanity, referencePrice } from "../../src/risk/checks/price-sanity.ts";
-import { toDecimalString } from "../../src/money/ratio.ts";
+import { toDecimalString } from "../../src/domain/ratio.ts";
 import { book, input, levels, market } from "./fixtures.ts";
 
 type Over = Parameters<typeof input>[0];

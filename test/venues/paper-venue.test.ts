@@ -2,7 +2,7 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { toUnits } from "../../src/money/units.ts";
+import { toUnits } from "../../src/domain/units.ts";
 import { loadMarketsFile, MarketsFileError, parseMarkets } from "../../src/venues/markets-file.ts";
 import { orderHash, PaperVenue } from "../../src/venues/paper/paper-venue.ts";
 import type { OrderMessage, OrderType, VenueCredentials } from "../../src/venues/venue.ts";

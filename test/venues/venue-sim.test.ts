@@ -3,7 +3,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
-import { toUnits } from "../../src/money/units.ts";
+import { OrderType as OfficialOrderType, orderToJsonV2 } from "@polymarket/clob-client-v2";
+import { privateKeyToAccount } from "viem/accounts";
+import { buildUnsignedOrder } from "../../src/eip712/order-typed-data.ts";
+import { toUnits } from "../../src/domain/units.ts";
 import { ClobVenue, serializePostOrderBody, VenueRequestError } from "../../src/venues/clob/clob-venue.ts";
 import { buildL2Signature, l2Headers } from "../../src/venues/clob/l2-auth.ts";
 import { orderHash } from "../../src/venues/paper/paper-venue.ts";
@@ -16,6 +19,15 @@ const SIG = `0x${"cd".repeat(65)}` as const;
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as const;
 const BOB = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" as const;
 const CAROL = "0x90F79bf6EB2c4f870365E785982E1f101E93b906" as const;
+
+const ALICE_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d" as const;
+const BOB_KEY = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a" as const;
+
+/** A real EIP-712 signature of a v1 order by `key`, under the order's market domain on chain 137. */
+async function signOrder(key: `0x${string}`, order: OrderMessage): Promise<`0x${string}`> {
+  const negRisk = sim.state.venue.marketForToken(order.tokenId)?.neg_risk ?? false;
+  return privateKeyToAccount(key).signTypedData(buildUnsignedOrder({ chainId: 137, negRisk, message: order }) as any);
+}
 
 const secret = (n: number) => Buffer.alloc(32, n).toString("base64url"); // url-safe, unpadded on purpose
 const BOTH: VenueCredentials = { api_key: "key-both", api_secret: secret(1), passphrase: "pp-both", address: ALICE };
@@ -196,38 +208,40 @@ describe("orders", () => {
 
   test("a signed order is posted with pass-through venue_auth over the documented body", async () => {
     const order = msg(yes, ALICE, "buy", "0.41", "12");
+    const SIGNED = await signOrder(ALICE_KEY, order);
     const timestamp = String(Math.floor(Date.now() / 1000));
-    const body = serializePostOrderBody({ order, signature: SIG, order_type: "GTC", expiration: "0", owner: BOTH.api_key });
+    const body = serializePostOrderBody({ order, signature: SIGNED, order_type: "GTC", expiration: "0", owner: BOTH.api_key });
     const signature = buildL2Signature({ secret: BOTH.api_secret, timestamp, method: "POST", path: "/order", body });
-    const r = await venue.postSignedOrder({
-      order,
-      signature: SIG,
-      order_type: "GTC",
-      expiration: "0",
-      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
-    });
+    const auth = { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature };
+    const r = await venue.postSignedOrder({ order, signature: SIGNED, order_type: "GTC", expiration: "0", venue_auth: auth });
     expect(r).toMatchObject({ ok: true, status: "live" });
     expect(r.ok && r.venue_order_id).toBe(orderHash(order, { chainId: 137, negRisk: market.neg_risk }));
 
     // The same order again is refused with HTTP 200 success:false.
-    const again = await venue.postSignedOrder({
-      order,
-      signature: SIG,
-      order_type: "GTC",
-      expiration: "0",
-      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
-    });
+    const again = await venue.postSignedOrder({ order, signature: SIGNED, order_type: "GTC", expiration: "0", venue_auth: auth });
     expect(again).toEqual({ ok: false, error: "order already exists" });
 
-    // A signature computed over another body is refused.
-    const other = await venue.postSignedOrder({
-      order: msg(yes, ALICE, "buy", "0.41", "12"),
-      signature: SIG,
-      order_type: "GTC",
-      expiration: "0",
-      venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature },
-    });
+    // An L2 signature computed over another body is refused.
+    const next = msg(yes, ALICE, "buy", "0.41", "12");
+    const other = await venue.postSignedOrder({ order: next, signature: await signOrder(ALICE_KEY, next), order_type: "GTC", expiration: "0", venue_auth: auth });
     expect(other.ok).toBe(false);
+    expect(!other.ok && other.error).toContain("Unauthorized");
+  });
+
+  test("an order signed by someone else, or over other fields, is refused as invalid signature", async () => {
+    const order = msg(yes, ALICE, "buy", "0.41", "12");
+    const post = async (signature: `0x${string}`, o = order) => {
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const body = serializePostOrderBody({ order: o, signature, order_type: "GTC", expiration: "0", owner: BOTH.api_key });
+      const sig = buildL2Signature({ secret: BOTH.api_secret, timestamp, method: "POST", path: "/order", body });
+      return venue.postSignedOrder({ order: o, signature, order_type: "GTC", expiration: "0", venue_auth: { address: ALICE, api_key: BOTH.api_key, passphrase: BOTH.passphrase!, timestamp, signature: sig } });
+    };
+    const byBob = await post(await signOrder(BOB_KEY, order));
+    expect(!byBob.ok && byBob.error).toContain("invalid signature");
+    const otherPrice = await post(await signOrder(ALICE_KEY, { ...order, makerAmount: String(BigInt(order.makerAmount) + 10000n) }));
+    expect(!otherPrice.ok && otherPrice.error).toContain("invalid signature");
+    expect(!(await post(SIG)).ok).toBe(true);
+    expect(sim.state.venue.order(orderHash(order, { chainId: 137, negRisk: market.neg_risk }))).toBeUndefined();
   });
 
   test("venue refusals come back as ok:false", async () => {
@@ -281,6 +295,44 @@ describe("orders", () => {
   });
 });
 
+describe("coalesced cancels", () => {
+  test("cancels made together with the same credentials go out as one DELETE /orders; a lone one as DELETE /order", async () => {
+    const batched = new ClobVenue({ baseUrl: sim.url, timeoutMs: 2000, coalesceCancels: true });
+    const ids: string[] = [];
+    for (const p of ["0.30", "0.31", "0.32"]) {
+      const r = await delegated(BOTH, p);
+      if (!r.ok) throw new Error(r.error);
+      ids.push(r.venue_order_id);
+    }
+    const before = { batch: sim.state.routes.get("DELETE /orders") ?? 0, single: sim.state.routes.get("DELETE /order") ?? 0 };
+    const signal = AbortSignal.timeout(2000);
+    const results = await Promise.all([...ids, "0xabc"].map((id) => batched.cancelOrder({ venue_order_id: id, credentials: BOTH }, { signal })));
+    expect(results).toEqual([{ ok: true }, { ok: true }, { ok: true }, { ok: false, error: "order not found" }]);
+    expect((sim.state.routes.get("DELETE /orders") ?? 0) - before.batch).toBe(1);
+    expect((sim.state.routes.get("DELETE /order") ?? 0) - before.single).toBe(0);
+    const lone = await delegated(BOTH, "0.33");
+    if (!lone.ok) throw new Error(lone.error);
+    expect(await batched.cancelOrder({ venue_order_id: lone.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+    expect((sim.state.routes.get("DELETE /order") ?? 0) - before.single).toBe(1);
+  });
+
+  test("a caller whose own signal aborts stops waiting; the others still get their answer", async () => {
+    const batched = new ClobVenue({ baseUrl: sim.url, timeoutMs: 2000, coalesceCancels: true });
+    const a = await delegated(BOTH, "0.30");
+    const b = await delegated(BOTH, "0.31");
+    if (!a.ok || !b.ok) throw new Error("placement failed");
+    await faults({ cancel_latency_ms: 300 });
+    const quick = AbortSignal.timeout(50);
+    const [first, second] = await Promise.allSettled([
+      batched.cancelOrder({ venue_order_id: a.venue_order_id, credentials: BOTH }, { signal: quick }),
+      batched.cancelOrder({ venue_order_id: b.venue_order_id, credentials: BOTH }, { signal: AbortSignal.timeout(2000) }),
+    ]);
+    expect(first.status).toBe("rejected");
+    expect(first.status === "rejected" && first.reason).toBeInstanceOf(VenueUnavailableError);
+    expect(second).toEqual({ status: "fulfilled", value: { ok: true } });
+  });
+});
+
 describe("faults", () => {
   test("error_ratio 1: posts fail with the venue's error and are counted", async () => {
     await faults({ error_ratio: 1 });
@@ -327,15 +379,35 @@ describe("faults", () => {
     expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
   });
 
+  test("cancel_error_ratio: cancels answer the configured status (429 with Retry-After), nothing is cancelled", async () => {
+    const placed = await delegated(BOTH, "0.40");
+    if (!placed.ok) throw new Error(placed.error);
+    await faults({ cancel_error_ratio: 1, cancel_error_status: 429, cancel_retry_after_s: 2 });
+    const limited = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(limited).toMatchObject({ ok: false, status: 429, retry_after_s: 2 });
+    const batch = await venue.cancelOrders({ venue_order_ids: [placed.venue_order_id], credentials: BOTH });
+    expect(batch[placed.venue_order_id]).toMatchObject({ ok: false, status: 429, retry_after_s: 2 });
+    await faults({ cancel_error_status: 500 });
+    const failed = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(failed).toEqual({ ok: false, error: "Internal server error (simulated fault)", status: 500 });
+    expect(sim.state.venue.order(placed.venue_order_id)!.status).toBe("live");
+    expect((await stats()).cancels[placed.venue_order_id]).toBe(3);
+    await faults({ cancel_error_ratio: 0 });
+    expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+  });
+
   test("fault settings are validated and reset", async () => {
     const bad = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ error_ratio: 2 }) });
     expect(bad.status).toBe(400);
     const unknown = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ jitter: 1 }) });
     expect(unknown.status).toBe(400);
     await faults({ latency_ms: 5, cancel_latency_ms: 7 });
-    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ latency_ms: 5, cancel_latency_ms: 7, cancel_hang_ratio: 0, error_ratio: 0 });
+    const none = { latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0, cancel_error_ratio: 0, cancel_error_status: 500, cancel_retry_after_s: 1 };
+    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ ...none, latency_ms: 5, cancel_latency_ms: 7 });
+    const badStatus = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ cancel_error_status: 404 }) });
+    expect(badStatus.status).toBe(400);
     await fetch(`${sim.url}/_sim/reset`, { method: "POST" });
-    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0 });
+    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual(none);
   });
 });
 
@@ -439,10 +511,13 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     expect(seen[0].url).toBe("https://clob.example/order");
     expect(seen[0].method).toBe("POST");
     expect(seen[0].body).toBe(
-      `{"order":{"salt":479249096354,"maker":"${ALICE}","signer":"${ALICE}","tokenId":"${order.tokenId}","makerAmount":"5200000",` +
-        `"takerAmount":"10000000","side":"BUY","expiration":"0","signatureType":0,"timestamp":"1713398400000","metadata":"${ZERO32}",` +
-        `"builder":"${ZERO32}","signature":"${SIG}"},"owner":"uuid-key","orderType":"GTC","deferExec":false,"postOnly":false}`,
+      `{"deferExec":false,"postOnly":false,"order":{"salt":479249096354,"maker":"${ALICE}","signer":"${ALICE}","tokenId":"${order.tokenId}",` +
+        `"makerAmount":"5200000","takerAmount":"10000000","side":"BUY","signatureType":0,"timestamp":"1713398400000","expiration":"0",` +
+        `"metadata":"${ZERO32}","builder":"${ZERO32}","signature":"${SIG}"},"owner":"uuid-key","orderType":"GTC"}`,
     );
+    // The official client's own serialization of the same order, byte for byte.
+    const official = { ...order, side: "BUY", expiration: "0", signature: SIG } as any;
+    expect(seen[0].body).toBe(JSON.stringify(orderToJsonV2(official, "uuid-key", OfficialOrderType.GTC)));
     expect(seen[0].body).toBe(serializePostOrderBody({ order, signature: SIG, order_type: "GTC", expiration: "0", owner: "uuid-key" }));
     expect(seen[0].headers).toMatchObject({
       poly_address: ALICE,
@@ -475,6 +550,7 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     const post = () => v.postSignedOrder({ order, signature: SIG, order_type: "GTC", expiration: "0" });
     expect(await post()).toEqual({ ok: false, error: "not enough balance / allowance" });
     expect(await post()).toEqual({ ok: false, error: "invalid order payload" });
+
     expect(await post()).toEqual({ ok: false, error: "Internal error" });
     for (const res of [new Response("upstream", { status: 502 }), j({ error: "busy" }, 503), new Response("<html>oops</html>", { status: 500 })]) {
       const { venue: w } = stub(() => res);
@@ -505,7 +581,7 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     expect(await cancel()).toEqual({ ok: true, already: true });
     expect(await cancel()).toEqual({ ok: false, error: "order is in cancel-only market" });
     expect(await cancel()).toEqual({ ok: false, error: "the venue did not confirm the cancellation" });
-    expect(await cancel()).toEqual({ ok: false, error: "Unauthorized/Invalid api key" });
+    expect(await cancel()).toEqual({ ok: false, error: "Unauthorized/Invalid api key", status: 401 });
     expect(seen[0].method).toBe("DELETE");
     expect(seen[0].body).toBe('{"orderID":"0x1"}');
     expect(seen[0].headers.poly_signature).toBe(
@@ -571,6 +647,30 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     expect(seen[0].headers.poly_api_key).toBe(BOTH.api_key);
   });
 
+  test("a market's version is its own, else the venue's GET /version (3: v2)", async () => {
+    const market = (cid: string, version?: string) => ({
+      condition_id: cid,
+      question: "Q?",
+      end_date_iso: "2028-01-01T00:00:00Z",
+      active: true,
+      closed: false,
+      accepting_orders: true,
+      neg_risk: false,
+      minimum_order_size: 5,
+      minimum_tick_size: 0.01,
+      ...(version ? { version } : {}),
+      tokens: [{ token_id: cid === "0xa" ? "1" : "2", outcome: "Yes", price: 0.5 }],
+    });
+    const { venue: v } = stub((req) =>
+      req.url.endsWith("/version") ? j({ version: 3 }) : j({ limit: 2, count: 2, next_cursor: "LTE=", data: [market("0xa"), market("0xb", "v1")] }),
+    );
+    expect((await v.listMarkets()).map((m) => [m.condition_id, m.version])).toEqual([
+      ["0xa", "v2"],
+      ["0xb", "v1"],
+    ]);
+    expect(await v.orderVersion()).toBe(3);
+  });
+
   test("markets are read page by page until next_cursor LTE=", async () => {
     const page = (cid: string, token: string, next: string) =>
       j({
@@ -599,11 +699,16 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
       ["0xa", "crypto", "0.001", "5"],
       ["0xb", "crypto", "0.001", "5"],
     ]);
-    expect(seen.map((s) => s.url)).toEqual(["https://clob.example/markets?next_cursor=MA%3D%3D", "https://clob.example/markets?next_cursor=MQ%3D%3D"]);
+    expect(seen.map((s) => s.url)).toEqual([
+      "https://clob.example/version",
+      "https://clob.example/markets?next_cursor=MA%3D%3D",
+      "https://clob.example/markets?next_cursor=MQ%3D%3D",
+    ]);
+    expect(markets.map((m) => m.version)).toEqual(["v1", "v1"]); // no version anywhere: v1
     // Cached: token lookups and a second listing make no more requests.
     expect((await v.getMarketByToken("2"))?.condition_id).toBe("0xb");
     expect(await v.getMarketByToken("3")).toBeNull();
     await v.listMarkets();
-    expect(seen).toHaveLength(2);
+    expect(seen).toHaveLength(3);
   });
 });

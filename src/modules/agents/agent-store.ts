@@ -3,7 +3,8 @@
  * activation, and the small writes the actor makes itself (AgentStore port).
  */
 import { and, eq, inArray, max, sql } from "drizzle-orm";
-import { ACTIVE_STATUS_LIST, type ActorLimits, type AgentSnapshot, type AgentStore, type BreakerState, type CredentialsInfo, type TrackedOrder } from "../../../actors/ports.ts";
+import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
+import { type ActorLimits, type AgentSnapshot, type AgentStore, type BreakerState, type CredentialsInfo, type TrackedOrder } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
 import { agents, credentials, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";

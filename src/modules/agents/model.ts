@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { idPattern } from "../../ids.ts";
+import { idPattern } from "../../domain/ids.ts";
 import { LimitsPatchSchema, LimitsSchema } from "../../risk/limits.ts";
 
 export const Address = t.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "an EVM address" });

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { idPattern } from "../../ids.ts";
+import { idPattern } from "../../domain/ids.ts";
 
 export const IssueKeyBody = t.Object(
   {

@@ -2,7 +2,7 @@ import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
 import type { Db } from "../../db/database.ts";
 import { agents, apiKeys } from "../../db/schema.ts";
 import { NotFoundError } from "../../errors/errors.ts";
-import { newId } from "../../ids.ts";
+import { newId } from "../../domain/ids.ts";
 import { generateApiKey, hashApiKey, keyHint } from "./secret.ts";
 import { decodeCursor, encodeCursor } from "../../http/pagination.ts";
 

@@ -5,15 +5,16 @@
  */
 import pLimit from "p-limit";
 import type { KillResult } from "../../../actors/agent-actor.ts";
-import { ACTIVE_STATUS_LIST, type CancelOutcome, type KillOutcome, type KillPorts, type TrackedOrder } from "../../../actors/ports.ts";
+import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
+import { type CancelOutcome, type KillOutcome, type KillPorts, type TrackedOrder } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
 import { kills } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
-import { newId } from "../../ids.ts";
+import { newId } from "../../domain/ids.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
 import type { Venue, VenueCredentials } from "../../venues/venue.ts";
-import { filledUnitsOf } from "../../orders/venue-status.ts";
+import { filledUnitsOf } from "../../domain/venue-status.ts";
 import { type Actor, type AgentService, toAgentModel } from "../agents/service.ts";
 import type { CredentialSource } from "../orders/intent-service.ts";
 import type { OrderRepository } from "../orders/order-repository.ts";

@@ -35,6 +35,9 @@ export const MarketModel = t.Object({
   closed: t.Boolean(),
   accepting_orders: t.Boolean(),
   neg_risk: t.Boolean(),
+  version: t.Union([t.Literal("v1"), t.Literal("v2")], {
+    description: "protocol version: v1 (CTF token ids, exchange domain version 2) or v2 (Protocol V2 position ids, ExchangeV3, domain version 3)",
+  }),
   tick_size: t.String(),
   min_order_size: t.String({ description: "in shares" }),
   best_bid: Price,

@@ -11,7 +11,7 @@ import pLimit from "p-limit";
 import { InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import { ProblemError } from "../../errors/problem-error.ts";
 import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
-import { decimalPlaces, fromUnits, toUnits } from "../../money/units.ts";
+import { decimalPlaces, fromUnits, toUnits } from "../../domain/units.ts";
 import type { Market, Venue } from "../../venues/venue.ts";
 import type { MarketModel, MarketPage } from "./model.ts";
 
@@ -78,6 +78,7 @@ export class MarketService {
       closed: market.closed,
       accepting_orders: market.accepting_orders,
       neg_risk: market.neg_risk,
+      version: market.version ?? "v1",
       tick_size: market.tick_size,
       min_order_size: market.min_order_size,
       best_bid,

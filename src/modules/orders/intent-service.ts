@@ -11,10 +11,10 @@ import { buildUnsignedOrder, randomSalt, ZERO_BYTES32 } from "../../eip712/order
 import { ForbiddenError, InvalidRequestError, InvalidStateError, RiskRejectedError } from "../../errors/errors.ts";
 import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import type { Caller } from "../../http/caller.ts";
-import { newId } from "../../ids.ts";
-import { DecimalError, numberToPlainString, toUnits } from "../../money/units.ts";
+import { newId } from "../../domain/ids.ts";
+import { DecimalError, numberToPlainString, toUnits } from "../../domain/units.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
-import { orderAmounts, type OrderAmounts } from "../../orders/amounts.ts";
+import { orderAmounts, type OrderAmounts } from "../../domain/amounts.ts";
 import { evaluateRisk } from "../../risk/evaluate-risk.ts";
 import type { RiskResult } from "../../risk/types.ts";
 import type { Market, OrderBook, OrderMessage, Venue, VenueCredentials } from "../../venues/venue.ts";

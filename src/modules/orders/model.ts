@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { idPattern } from "../../ids.ts";
+import { idPattern } from "../../domain/ids.ts";
 import { PageQuery } from "../../http/pagination.ts";
 
 export const OrderTypeSchema = t.Union([t.Literal("GTC"), t.Literal("GTD"), t.Literal("FOK"), t.Literal("FAK")]);

@@ -16,7 +16,7 @@ import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { OrderStatus } from "../../db/schema.ts";
-import { filledUnitsOf, orderStatusFor } from "../../orders/venue-status.ts";
+import { filledUnitsOf, orderStatusFor } from "../../domain/venue-status.ts";
 import type { OrderMessage, Venue, VenueCredentials } from "../../venues/venue.ts";
 import type { Actor, AgentService } from "../agents/service.ts";
 import type { CredentialSource } from "./intent-service.ts";

@@ -1,4 +1,4 @@
-import { unitsToNumber } from "../../money/units.ts";
+import { unitsToNumber } from "../../domain/units.ts";
 import type { OrderRow } from "./order-repository.ts";
 import type { OrderModel } from "./model.ts";
 

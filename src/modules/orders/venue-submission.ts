@@ -6,7 +6,7 @@
  */
 import type { VenueOutcome } from "../../../actors/agent-actor.ts";
 import { InvalidStateError, VenueRejectedError, VenueTimeoutError } from "../../errors/errors.ts";
-import { filledUnitsOf, orderStatusFor } from "../../orders/venue-status.ts";
+import { filledUnitsOf, orderStatusFor } from "../../domain/venue-status.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
 import { type CancelResult, type PostResult, VenueUnavailableError } from "../../venues/venue.ts";

@@ -1,6 +1,6 @@
 import type { Db } from "../../db/database.ts";
 import { orgs } from "../../db/schema.ts";
-import { newId } from "../../ids.ts";
+import { newId } from "../../domain/ids.ts";
 import type { ApiKeyService } from "../api-keys/service.ts";
 import type { CreatedOrg } from "./model.ts";
 

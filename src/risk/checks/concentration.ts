@@ -9,7 +9,7 @@
  * - A negative net exposure (sells of shares acquired outside the service) is
  *   counted as 0: it never makes room for buys beyond the cap.
  */
-import * as R from "../../money/ratio.ts";
+import * as R from "../../domain/ratio.ts";
 import type { RiskFailure, RiskInput } from "../types.ts";
 
 export function checkConcentration(input: RiskInput): RiskFailure[] {

@@ -6,7 +6,7 @@
  * daily_volume_usdc, actual used + s. A size that is not a number throws
  * (reported as check_error by evaluateRisk).
  */
-import * as R from "../../money/ratio.ts";
+import * as R from "../../domain/ratio.ts";
 import type { RiskFailure, RiskInput } from "../types.ts";
 
 export function checkDailyVolume(input: RiskInput): RiskFailure[] {

@@ -11,7 +11,7 @@
  * A probability of null is treated as absent. q outside (0, 1) is not
  * rejected here (the intent schema does that); the formula is applied as is.
  */
-import * as R from "../../money/ratio.ts";
+import * as R from "../../domain/ratio.ts";
 import type { RiskFailure, RiskInput } from "../types.ts";
 
 /** f* for the intent, or null when it is undefined (buy at p ≥ 1, sell at p ≤ 0). */

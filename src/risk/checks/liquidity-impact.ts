@@ -25,7 +25,7 @@
  * share count cannot be computed (price ≤ 0 or not a number; order_size
  * reports it) nothing is walked; staleness is still checked.
  */
-import * as R from "../../money/ratio.ts";
+import * as R from "../../domain/ratio.ts";
 import type { RiskFailure, RiskInput } from "../types.ts";
 import { orderShares } from "./order-size.ts";
 import { parseLevels, referencePrice } from "./price-sanity.ts";

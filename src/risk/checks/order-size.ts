@@ -11,7 +11,7 @@
  * A size that is not a finite number fails order_too_small with actual null.
  * Exactly at a limit passes.
  */
-import * as R from "../../money/ratio.ts";
+import * as R from "../../domain/ratio.ts";
 import type { RiskFailure, RiskInput } from "../types.ts";
 
 /**

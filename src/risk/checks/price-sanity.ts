@@ -15,8 +15,8 @@
  * When the market is not found, the check passes vacuously (no tick to check
  * against; market_filters reports market_not_found and rejects the intent).
  */
-import * as R from "../../money/ratio.ts";
-import type { BookLevel, OrderBook } from "../../venues/venue.ts";
+import * as R from "../../domain/ratio.ts";
+import type { BookLevel, OrderBook } from "../../domain/market.ts";
 import type { RiskFailure, RiskInput } from "../types.ts";
 
 export interface ParsedLevel {

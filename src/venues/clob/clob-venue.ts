@@ -6,6 +6,8 @@
  * src/types/ordersV2.ts) and py-clob-client-v2 (client.py, order_utils/model/order_data_v2.py) use them:
  *
  *   GET    /ok                              → "OK"                                     (ping)
+ *   GET    /version                         → {version: 2|3}: the order version (2: CTF Exchange V2, v1 markets;
+ *                                             3: ExchangeV3, v2 markets); a market's own "version" field wins
  *   GET    /markets?next_cursor=MA==        → {limit, count, next_cursor, data: [market]}; last page next_cursor "LTE="
  *   GET    /markets/{condition_id}          → market {condition_id, question, end_date_iso, active, closed,
  *                                             accepting_orders, neg_risk, minimum_tick_size, minimum_order_size,
@@ -14,9 +16,12 @@
  *   GET    /book?token_id=                  → {market, asset_id, timestamp, hash, bids, asks, tick_size,
  *                                             min_order_size, neg_risk, last_trade_price}; levels {price, size}
  *                                             as strings, listed worst first (bids ascending, asks descending)
- *   POST   /order   (L2)                    → {success, errorMsg, orderID, status, makingAmount, takingAmount, ...}
+ *   POST   /order   (L2)                    → {success, errorMsg, orderID, status, makingAmount, takingAmount, ...};
+ *                                             the body is the official client's, byte for byte (postOrderPayload)
  *   DELETE /order   (L2) {"orderID": id}    → {canceled: [id], not_canceled: {id: reason}}
- *   DELETE /orders  (L2) [id, ...]          → same
+ *   DELETE /orders  (L2) [id, ...]          → same; at most MAX_CANCEL_BATCH ids per call
+ *   DELETE /cancel-all (L2)                 → same, for every open order of the account
+ *   DELETE /cancel-market-orders (L2) {market?, asset_id?} → same, for one market or token
  *   GET    /data/order/{id} (L2)            → {id, status, side, price, original_size, size_matched, ...}
  *   GET    /auth/api-keys (L2)              → {apiKeys: [...]}                          (confirmCredentials)
  *
@@ -28,12 +33,13 @@
  * connections alive and pools them.
  */
 
-import { fromUnits, numberToPlainString, toUnits } from "../../money/units.ts";
+import { fromUnits, numberToPlainString, toUnits } from "../../domain/units.ts";
 import {
   type BookLevel,
   type CallOptions,
   type CancelResult,
   type Market,
+  type MarketVersion,
   type OrderBook,
   type OrderMessage,
   type OrderType,
@@ -46,12 +52,15 @@ import {
   type VenueOrderStatus,
   VenueUnavailableError,
 } from "../venue.ts";
+import { CancelCoalescer } from "./cancel-coalescer.ts";
 import { l2Headers } from "./l2-auth.ts";
 
 export const INITIAL_CURSOR = "MA==";
 /** Longest a cancel waits when its caller bounds it with a signal (the largest KILL_DEADLINE_MS). */
 export const CANCEL_CEILING_MS = 60_000;
 export const END_CURSOR = "LTE=";
+/** Most order ids sent in one DELETE /orders. */
+export const MAX_CANCEL_BATCH = 1000;
 
 /** Thrown by reads when the venue answers an unexpected 4xx (for example 401 on an authenticated read). */
 export class VenueRequestError extends Error {
@@ -76,6 +85,11 @@ export interface ClobVenueOptions {
   /** Safety bound on GET /markets pages (default 500). */
   maxMarketPages?: number;
   name?: string;
+  /**
+   * Gather single cancels made at the same moment with the same credentials into one DELETE /orders
+   * (cancel-coalescer.ts). On for VENUE=clob (createVenue); off by default, so each cancelOrder is its own request.
+   */
+  coalesceCancels?: boolean;
 }
 
 /** What serializePostOrderBody needs: a PostSignedOrder, or the same fields with an explicit owner. */
@@ -91,20 +105,21 @@ export interface PostOrderBodyInput {
 }
 
 /**
- * The exact POST /order body. Callers who sign L2 headers for the service (CONTRACT 7 venue_auth)
- * must compute their POLY_SIGNATURE over this string, byte for byte:
+ * One order of a POST /order or POST /orders body, as the official client builds it
+ * (clob-client-v2 orderToJsonV2, then JSON.stringify): callers who sign L2 headers for the service
+ * (CONTRACT 7 venue_auth) compute their POLY_SIGNATURE over the resulting string, byte for byte:
  *
- *   {"order":{"salt":<salt as a JSON integer>,"maker":"<maker>","signer":"<signer>","tokenId":"<tokenId>",
- *   "makerAmount":"<makerAmount>","takerAmount":"<takerAmount>","side":"BUY"|"SELL","expiration":"<expiration>",
- *   "signatureType":<n>,"timestamp":"<timestamp>","metadata":"<metadata>","builder":"<builder>",
- *   "signature":"<signature>"},"owner":"<api key>","orderType":"GTC"|"GTD"|"FOK"|"FAK","deferExec":false,"postOnly":false}
+ *   {"deferExec":false,"postOnly":false,"order":{"salt":<salt as a JSON integer>,"maker":"<maker>",
+ *   "signer":"<signer>","tokenId":"<tokenId>","makerAmount":"<makerAmount>","takerAmount":"<takerAmount>",
+ *   "side":"BUY"|"SELL","signatureType":<n>,"timestamp":"<timestamp>","expiration":"<expiration>",
+ *   "metadata":"<metadata>","builder":"<builder>","signature":"<signature>"},"owner":"<api key>",
+ *   "orderType":"GTC"|"GTD"|"FOK"|"FAK"}
  *
- * No whitespace, keys in exactly this order (py-clob-client-v2's order_to_json_v2 with
- * json.dumps(separators=(",", ":"))), strings JSON-escaped, uint256 fields as decimal strings as
- * given, salt written as the integer's decimal digits, addresses and hex as given (not re-cased),
- * expiration "0" when empty. The signing path is "/order" and the method "POST".
+ * No whitespace, keys in exactly this order, strings JSON-escaped, uint256 fields as decimal strings
+ * as given, salt written as the integer's decimal digits, addresses and hex as given (not re-cased),
+ * expiration "0" when empty. The signing path is "/order" (or "/orders" for a batch) and the method "POST".
  */
-export function serializePostOrderBody(req: PostOrderBodyInput): string {
+export function postOrderPayload(req: PostOrderBodyInput): string {
   const o = req.order;
   if (typeof o.salt !== "string" || !/^[0-9]+$/.test(o.salt)) throw new TypeError("order.salt must be a decimal string");
   if (!Number.isInteger(o.signatureType)) throw new TypeError("order.signatureType must be an integer");
@@ -113,16 +128,36 @@ export function serializePostOrderBody(req: PostOrderBodyInput): string {
   const owner = req.owner ?? req.venue_auth?.api_key ?? "";
   const expiration = req.expiration && req.expiration !== "" ? req.expiration : "0";
   return (
-    `{"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(o.maker)},"signer":${s(o.signer)},"tokenId":${s(o.tokenId)},` +
+    `{"deferExec":false,"postOnly":false,` +
+    `"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(o.maker)},"signer":${s(o.signer)},"tokenId":${s(o.tokenId)},` +
     `"makerAmount":${s(o.makerAmount)},"takerAmount":${s(o.takerAmount)},"side":${s(o.side === 0 ? "BUY" : "SELL")},` +
-    `"expiration":${s(expiration)},"signatureType":${o.signatureType},"timestamp":${s(o.timestamp)},` +
+    `"signatureType":${o.signatureType},"timestamp":${s(o.timestamp)},"expiration":${s(expiration)},` +
     `"metadata":${s(o.metadata)},"builder":${s(o.builder)},"signature":${s(req.signature)}},` +
-    `"owner":${s(owner)},"orderType":${s(req.order_type)},"deferExec":false,"postOnly":false}`
+    `"owner":${s(owner)},"orderType":${s(req.order_type)}}`
   );
 }
 
-/** A market of GET /markets or /markets/{id} in the port's shape; null when it is not a market. */
-export function normalizeClobMarket(j: unknown): Market | null {
+/** The exact POST /order body: one order payload (see postOrderPayload). */
+export function serializePostOrderBody(req: PostOrderBodyInput): string {
+  return postOrderPayload(req);
+}
+
+/** The exact POST /orders body: a JSON array of order payloads, as the official client's postOrders sends it. */
+export function serializePostOrdersBody(reqs: PostOrderBodyInput[]): string {
+  return `[${reqs.map(postOrderPayload).join(",")}]`;
+}
+
+/** The venue's order version (GET /version: 2 = CTF Exchange V2, 3 = ExchangeV3) as a market protocol version. */
+export function marketVersionOfOrderVersion(v: unknown): MarketVersion {
+  return Number(v) === 3 ? "v2" : "v1";
+}
+
+/**
+ * A market of GET /markets or /markets/{id} in the port's shape; null when it is not a market.
+ * Its protocol version is the market's own `version` ("v1"/"v2", as the simulator states it) or,
+ * when it has none, `defaultVersion` (the venue's GET /version).
+ */
+export function normalizeClobMarket(j: unknown, defaultVersion: MarketVersion = "v1"): Market | null {
   if (!j || typeof j !== "object") return null;
   const m = j as Record<string, any>;
   if (typeof m.condition_id !== "string" || !Array.isArray(m.tokens)) return null;
@@ -140,6 +175,7 @@ export function normalizeClobMarket(j: unknown): Market | null {
     neg_risk: m.neg_risk === true,
     tick_size: str(m.minimum_tick_size ?? m.tick_size, "0.01"),
     min_order_size: str(m.minimum_order_size ?? m.min_order_size, "0"),
+    version: m.version === "v1" || m.version === "v2" ? m.version : defaultVersion,
     tokens: m.tokens
       .filter((t: any) => t && (typeof t.token_id === "string" || typeof t.token_id === "number"))
       .map((t: any) => ({ token_id: String(t.token_id), outcome: typeof t.outcome === "string" ? t.outcome : "" })),
@@ -214,7 +250,7 @@ export function isAlreadyDoneReason(reason: unknown): boolean {
   return typeof reason === "string" && /\balready\b.*\b(cancel?led|matched)\b|^\s*matched orders can'?t be cancel?led/i.test(reason);
 }
 
-type HttpResult = { status: number; body: any; text: string };
+type HttpResult = { status: number; body: any; text: string; retryAfterS?: number };
 
 export class ClobVenue implements Venue {
   readonly name: string;
@@ -228,6 +264,8 @@ export class ClobVenue implements Venue {
   private readonly tokenInflight = new Map<string, Promise<Market | null>>();
   private listCache: { markets: Market[]; expires: number; complete: boolean } | null = null;
   private listInflight: Promise<Market[]> | null = null;
+  private versionCache: { version: number; expires: number } | null = null;
+  private readonly coalescer: CancelCoalescer | null;
 
   constructor(opts: ClobVenueOptions) {
     this.name = opts.name ?? "clob";
@@ -237,6 +275,12 @@ export class ClobVenue implements Venue {
     this.cacheMs = opts.marketsCacheMs ?? 30_000;
     this.maxPages = opts.maxMarketPages ?? 500;
     this.readCreds = opts.readCredentials;
+    this.coalescer = opts.coalesceCancels
+      ? new CancelCoalescer(
+          (id, credentials, signal) => this.cancelOne({ venue_order_id: id, credentials }, signal),
+          (ids, credentials, signal) => this.cancelOrders({ venue_order_ids: ids, credentials }, { signal }),
+        )
+      : null;
   }
 
   // ------------------------------------------------------------------ markets and books
@@ -331,34 +375,91 @@ export class ClobVenue implements Venue {
    * `timeoutMs`. Without a signal, `timeoutMs` applies; with one, at most CANCEL_CEILING_MS.
    */
   async cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<CancelResult> {
+    if (this.coalescer) return this.coalescer.cancel(req.venue_order_id, req.credentials, opts?.signal);
+    return this.cancelOne(req, opts?.signal);
+  }
+
+  /** DELETE /order {orderID}. */
+  private async cancelOne(req: { venue_order_id: string; credentials?: VenueCredentials }, signal?: AbortSignal): Promise<CancelResult> {
     const body = JSON.stringify({ orderID: req.venue_order_id });
     const r = await this.call("DELETE", "/order", {
       body,
       headers: this.authHeaders(req.credentials, "DELETE", "/order", body),
-      signal: opts?.signal,
-      timeoutMs: opts?.signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
+      signal,
+      timeoutMs: signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
     });
     const refused = this.refusal(r);
     if (refused) return refused;
     return cancelResultFor(r.body, req.venue_order_id);
   }
 
-  /** Batch cancel (DELETE /orders); one result per id. */
+  /**
+   * Batch cancel: one DELETE /orders per MAX_CANCEL_BATCH ids (the batches in parallel), one result
+   * per id. Bounded like cancelOrder. A batch the venue refuses fails each of its ids.
+   */
   async cancelOrders(
     req: { venue_order_ids: string[]; credentials?: VenueCredentials },
     opts?: CallOptions,
   ): Promise<Record<string, CancelResult>> {
     const out: Record<string, CancelResult> = {};
-    if (req.venue_order_ids.length === 0) return out;
-    const body = JSON.stringify(req.venue_order_ids);
-    const r = await this.call("DELETE", "/orders", {
+    const ids = [...new Set(req.venue_order_ids)];
+    const batches: string[][] = [];
+    for (let i = 0; i < ids.length; i += MAX_CANCEL_BATCH) batches.push(ids.slice(i, i + MAX_CANCEL_BATCH));
+    await Promise.all(
+      batches.map(async (batch) => {
+        const body = JSON.stringify(batch);
+        const r = await this.call("DELETE", "/orders", {
+          body,
+          headers: this.authHeaders(req.credentials, "DELETE", "/orders", body),
+          signal: opts?.signal,
+          timeoutMs: opts?.signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
+        });
+        const refused = this.refusal(r);
+        for (const id of batch) out[id] = refused ?? cancelResultFor(r.body, id);
+      }),
+    );
+    return out;
+  }
+
+  /** DELETE /cancel-all: every open order of the credentials' account. Answers the ids cancelled and those not. */
+  async cancelAll(credentials: VenueCredentials, opts?: CallOptions): Promise<{ canceled: string[]; not_canceled: Record<string, string> }> {
+    const r = await this.call("DELETE", "/cancel-all", { headers: this.authHeaders(credentials, "DELETE", "/cancel-all"), signal: opts?.signal });
+    this.throwUnlessOk(r, "DELETE /cancel-all");
+    return cancelAnswer(r.body);
+  }
+
+  /** DELETE /cancel-market-orders {market?, asset_id?}: the account's open orders of one market or one token. */
+  async cancelMarketOrders(
+    req: { market?: string; asset_id?: string; credentials: VenueCredentials },
+    opts?: CallOptions,
+  ): Promise<{ canceled: string[]; not_canceled: Record<string, string> }> {
+    const payload: Record<string, string> = {};
+    if (req.market !== undefined) payload.market = req.market;
+    if (req.asset_id !== undefined) payload.asset_id = req.asset_id;
+    const body = JSON.stringify(payload);
+    const r = await this.call("DELETE", "/cancel-market-orders", {
       body,
-      headers: this.authHeaders(req.credentials, "DELETE", "/orders", body),
+      headers: this.authHeaders(req.credentials, "DELETE", "/cancel-market-orders", body),
       signal: opts?.signal,
     });
-    const refused = this.refusal(r);
-    for (const id of req.venue_order_ids) out[id] = refused ?? cancelResultFor(r.body, id);
-    return out;
+    this.throwUnlessOk(r, "DELETE /cancel-market-orders");
+    return cancelAnswer(r.body);
+  }
+
+  /** The venue's order version (GET /version), cached like the markets; 2 when the venue does not say. */
+  async orderVersion(opts?: CallOptions): Promise<number> {
+    const c = this.versionCache;
+    if (c && c.expires > Date.now()) return c.version;
+    let version = 2;
+    try {
+      const r = await this.call("GET", "/version", { signal: opts?.signal });
+      const v = Number(r.status === 200 && r.body && typeof r.body === "object" ? r.body.version : Number.NaN);
+      if (Number.isInteger(v) && v > 0) version = v;
+    } catch (err) {
+      if (err instanceof VenueUnavailableError) throw err;
+    }
+    this.versionCache = { version, expires: Date.now() + this.cacheMs };
+    return version;
   }
 
   async getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null> {
@@ -397,6 +498,7 @@ export class ClobVenue implements Venue {
   async close(): Promise<void> {
     this.tokenCache.clear();
     this.listCache = null;
+    this.versionCache = null;
   }
 
   // ------------------------------------------------------------------ internals
@@ -405,13 +507,14 @@ export class ClobVenue implements Venue {
     const markets: Market[] = [];
     let cursor = INITIAL_CURSOR;
     let complete = false;
+    const defaultVersion = marketVersionOfOrderVersion(await this.orderVersion(opts));
     for (let page = 0; page < this.maxPages; page++) {
       const r = await this.call("GET", "/markets", { query: { next_cursor: cursor }, signal: opts?.signal });
       this.throwUnlessOk(r, "GET /markets");
       const body = r.body;
       const data: unknown[] = Array.isArray(body) ? body : Array.isArray(body?.data) ? body.data : [];
       for (const raw of data) {
-        const m = normalizeClobMarket(raw);
+        const m = normalizeClobMarket(raw, defaultVersion);
         if (m) markets.push(m);
       }
       const next = Array.isArray(body) ? END_CURSOR : body?.next_cursor;
@@ -437,7 +540,7 @@ export class ClobVenue implements Venue {
         const mr = await this.call("GET", `/markets/${encodeURIComponent(cid)}`, { signal: opts?.signal });
         if (mr.status !== 404) {
           this.throwUnlessOk(mr, "GET /markets/{condition_id}");
-          market = normalizeClobMarket(mr.body);
+          market = normalizeClobMarket(mr.body, marketVersionOfOrderVersion(await this.orderVersion(opts)));
         }
       }
     }
@@ -459,7 +562,7 @@ export class ClobVenue implements Venue {
 
   private postResult(r: HttpResult, side: 0 | 1): PostResult {
     const refused = this.refusal(r);
-    if (refused) return refused;
+    if (refused) return { ok: false, error: refused.error };
     const j = r.body;
     if (!j || typeof j !== "object") return { ok: false, error: `unexpected answer: ${r.text.slice(0, 200)}` };
     if (j.success === false || (j.success !== true && !j.orderID)) {
@@ -474,14 +577,16 @@ export class ClobVenue implements Venue {
   }
 
   /** { ok: false } for a 4xx/5xx with an answer; throws for gateway errors; null for 2xx. */
-  private refusal(r: HttpResult): { ok: false; error: string } | null {
+  private refusal(r: HttpResult): { ok: false; error: string; status?: number; retry_after_s?: number } | null {
     if (r.status >= 200 && r.status < 300) return null;
     const hasError = r.body && typeof r.body === "object" && (r.body.error !== undefined || r.body.errorMsg !== undefined);
     if (r.status >= 500 && (r.status === 502 || r.status === 503 || r.status === 504 || !hasError)) {
       throw new VenueUnavailableError(`venue answered HTTP ${r.status}`);
     }
     const msg = hasError ? errorText(r.body.error ?? r.body.errorMsg, `HTTP ${r.status}`) : r.text.slice(0, 200) || `HTTP ${r.status}`;
-    return { ok: false, error: msg };
+    const out: { ok: false; error: string; status?: number; retry_after_s?: number } = { ok: false, error: msg, status: r.status };
+    if (r.retryAfterS !== undefined) out.retry_after_s = r.retryAfterS;
+    return out;
   }
 
   private throwUnlessOk(r: HttpResult, what: string): void {
@@ -513,7 +618,10 @@ export class ClobVenue implements Venue {
           body = text;
         }
       }
-      return { status: res.status, body, text };
+      const result: HttpResult = { status: res.status, body, text };
+      const retryAfter = res.headers.get("retry-after");
+      if (retryAfter !== null && /^\s*\d+(\.\d+)?\s*$/.test(retryAfter)) result.retryAfterS = Number(retryAfter);
+      return result;
     } catch (err) {
       let why: string;
       if (o.signal?.aborted) why = "aborted by the caller";
@@ -522,6 +630,18 @@ export class ClobVenue implements Venue {
       throw new VenueUnavailableError(`${method} ${path}: ${why}`, { cause: err });
     }
   }
+}
+
+function cancelAnswer(body: any): { canceled: string[]; not_canceled: Record<string, string> } {
+  const canceled: unknown = body?.canceled ?? body?.cancelled;
+  const notCanceled: unknown = body?.not_canceled ?? body?.notCanceled;
+  return {
+    canceled: Array.isArray(canceled) ? canceled.filter((x): x is string => typeof x === "string") : [],
+    not_canceled:
+      notCanceled && typeof notCanceled === "object" && !Array.isArray(notCanceled)
+        ? Object.fromEntries(Object.entries(notCanceled).map(([k, v]) => [k, errorText(v, "not canceled")]))
+        : {},
+  };
 }
 
 function cancelResultFor(body: any, id: string): CancelResult {

@@ -6,7 +6,7 @@
  * is a FIFO queue. Cancels are O(1) on the order plus a level removal when the level empties.
  */
 
-import { fromUnits } from "../../money/units.ts";
+import { fromUnits } from "../../domain/units.ts";
 import { PRICE_DECIMALS, SIZE_DECIMALS } from "../markets-file.ts";
 import type { BookLevel } from "../venue.ts";
 

@@ -13,8 +13,7 @@
  */
 
 import { randomBytes } from "node:crypto";
-import { orderHash as sharedOrderHash } from "../../eip712/order-hash.ts";
-import { fromUnits, toUnits } from "../../money/units.ts";
+import { fromUnits, toUnits } from "../../domain/units.ts";
 import { type InitialBook, loadMarketsFile, PRICE_DECIMALS, PRICE_ONE, parseMarkets, SIZE_DECIMALS } from "../markets-file.ts";
 import {
   type CallOptions,
@@ -32,6 +31,7 @@ import {
   type VenueOrderStatus,
   VenueUnavailableError,
 } from "../venue.ts";
+import { venueOrderHash } from "../venue-order-hash.ts";
 import { type BookSide, TokenBook } from "./order-book.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -39,9 +39,9 @@ import { type BookSide, TokenBook } from "./order-book.ts";
 
 export { EXCHANGE_V2 as CTF_EXCHANGE_V2, NEG_RISK_EXCHANGE_V2 as NEG_RISK_CTF_EXCHANGE_V2 } from "../../eip712/order-typed-data.ts";
 
-/** keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(order)); the order must be well formed. */
-export function orderHash(order: OrderMessage, opts: { chainId: number; negRisk: boolean }): `0x${string}` {
-  return sharedOrderHash({ chainId: opts.chainId, negRisk: opts.negRisk, message: order });
+/** keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(order)) under the market's domain; the order must be well formed. */
+export function orderHash(order: OrderMessage, opts: { chainId: number; negRisk: boolean; version?: Market["version"] }): `0x${string}` {
+  return venueOrderHash(order, opts);
 }
 
 const UINT_RE = /^[0-9]{1,78}$/;
@@ -145,6 +145,8 @@ export interface PaperVenueOptions {
   /** Levels per side in book snapshots (default 50). */
   bookDepth?: number;
   name?: string;
+  /** Told of every fill as it happens (the simulator records trades from them). */
+  onFill?: (fill: PaperFill) => void;
 }
 
 export class PaperVenue implements Venue {
@@ -152,6 +154,7 @@ export class PaperVenue implements Venue {
   readonly chainId: number;
   private readonly now: () => number;
   private readonly depth: number;
+  private readonly onFill?: (fill: PaperFill) => void;
   private readonly markets: readonly Market[];
   private readonly byCondition = new Map<string, Market>();
   private readonly byToken = new Map<string, { market: Market; outcome: string }>();
@@ -166,6 +169,7 @@ export class PaperVenue implements Venue {
     this.chainId = opts.chainId ?? 137;
     this.now = opts.now ?? Date.now;
     this.depth = opts.bookDepth ?? 50;
+    this.onFill = opts.onFill;
     this.markets = Object.freeze([...markets]);
     const initial = books instanceof Map ? books : new Map(Object.entries(books ?? {}));
     for (const m of markets) {
@@ -258,7 +262,11 @@ export class PaperVenue implements Venue {
   orderIdFor(order: OrderMessage): string | null {
     if (validateOrderMessage(order)) return null;
     const m = this.byToken.get(BigInt(order.tokenId).toString())?.market;
-    return orderHash(order, { chainId: this.chainId, negRisk: m?.neg_risk ?? false });
+    try {
+      return orderHash(order, { chainId: this.chainId, negRisk: m?.neg_risk ?? false, version: m?.version });
+    } catch {
+      return null;
+    }
   }
 
   /** Validates, matches and (for GTC/GTD) rests an order. Refusals are { ok: false, error }. */
@@ -303,7 +311,12 @@ export class PaperVenue implements Venue {
       if (!(expiration > nowSec)) return { ok: false, error: "GTD order expiration must be in the future" };
     }
 
-    const id = orderHash({ ...order, tokenId }, { chainId: this.chainId, negRisk: market.neg_risk });
+    let id: string;
+    try {
+      id = orderHash({ ...order, tokenId }, { chainId: this.chainId, negRisk: market.neg_risk, version: market.version });
+    } catch (err) {
+      return { ok: false, error: (err as Error).message };
+    }
     if (this.orders.has(id)) return { ok: false, error: "order already exists" };
 
     const book = this.books.get(tokenId)!;
@@ -344,7 +357,9 @@ export class PaperVenue implements Venue {
         maker.filled_usdc += notional;
         if (f.maker.remaining === 0n) maker.status = "matched";
       }
-      this.log(this.fills, { taker_order_id: id, maker_order_id: f.maker.id, token_id: tokenId, price: f.price, size: f.size, usdc: notional, at: now });
+      const fill: PaperFill = { taker_order_id: id, maker_order_id: f.maker.id, token_id: tokenId, price: f.price, size: f.size, usdc: notional, at: now };
+      this.log(this.fills, fill);
+      this.onFill?.(fill);
     }
     if (fills.length) this.lastTrade.set(tokenId, fromUnits(fills[fills.length - 1].price, PRICE_DECIMALS));
 
@@ -411,6 +426,15 @@ export class PaperVenue implements Venue {
     const out = this.cancel(req.venue_order_id);
     if (out.kind === "not_found") return { ok: false, error: "order not found" };
     return out.kind === "done" ? { ok: true, already: true } : { ok: true };
+  }
+
+  async cancelOrders(
+    req: { venue_order_ids: string[]; credentials?: VenueCredentials },
+    opts?: CallOptions,
+  ): Promise<Record<string, CancelResult>> {
+    const out: Record<string, CancelResult> = {};
+    for (const id of req.venue_order_ids) out[id] = await this.cancelOrder({ venue_order_id: id, credentials: req.credentials }, opts);
+    return out;
   }
 
   async getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null> {

@@ -1,7 +1,8 @@
 /**
  * The venue simulator's command line (CONTRACT 11.3):
  *
- *   bun run venue-sim [--port N] [--host 127.0.0.1] [--markets FILE] [--chain-id 137]
+ *   bun run venue-sim [--port N] [--host 127.0.0.1] [--markets FILE] [--chain-id 137] [--order-version 2|3]
+ *                     [--heartbeat-timeout-ms 10000]
  *
  * Prints the base URL on stdout (one line) and serves until SIGINT/SIGTERM.
  */
@@ -9,13 +10,24 @@
 import { parseArgs } from "node:util";
 import { DEFAULT_MARKETS_FILE, startVenueSim } from "./sim-server.ts";
 
+const USAGE =
+  "usage: bun run venue-sim [--port N] [--host HOST] [--markets FILE] [--chain-id N] [--order-version 2|3] [--heartbeat-timeout-ms N]";
+
 function fail(msg: string): never {
   console.error(`venue-sim: ${msg}`);
-  console.error("usage: bun run venue-sim [--port N] [--host HOST] [--markets FILE] [--chain-id N]");
+  console.error(USAGE);
   process.exit(2);
 }
 
-let values: { port?: string; host?: string; markets?: string; "chain-id"?: string; help?: boolean };
+let values: {
+  port?: string;
+  host?: string;
+  markets?: string;
+  "chain-id"?: string;
+  "order-version"?: string;
+  "heartbeat-timeout-ms"?: string;
+  help?: boolean;
+};
 try {
   ({ values } = parseArgs({
     args: Bun.argv.slice(2),
@@ -24,6 +36,8 @@ try {
       host: { type: "string" },
       markets: { type: "string", short: "m" },
       "chain-id": { type: "string" },
+      "order-version": { type: "string" },
+      "heartbeat-timeout-ms": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -34,7 +48,7 @@ try {
 }
 
 if (values.help) {
-  console.log("usage: bun run venue-sim [--port N] [--host HOST] [--markets FILE] [--chain-id N]");
+  console.log(USAGE);
   process.exit(0);
 }
 
@@ -43,6 +57,11 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be an
 const chainId = values["chain-id"] === undefined ? 137 : Number(values["chain-id"]);
 if (!Number.isInteger(chainId) || chainId <= 0) fail(`--chain-id must be a positive integer, got ${values["chain-id"]}`);
 
+const orderVersion = values["order-version"] === undefined ? 2 : Number(values["order-version"]);
+if (orderVersion !== 2 && orderVersion !== 3) fail(`--order-version must be 2 or 3, got ${values["order-version"]}`);
+const heartbeatTimeoutMs = values["heartbeat-timeout-ms"] === undefined ? 10_000 : Number(values["heartbeat-timeout-ms"]);
+if (!Number.isInteger(heartbeatTimeoutMs) || heartbeatTimeoutMs <= 0) fail(`--heartbeat-timeout-ms must be a positive integer, got ${values["heartbeat-timeout-ms"]}`);
+
 let sim: ReturnType<typeof startVenueSim>;
 try {
   sim = startVenueSim({
@@ -50,6 +69,8 @@ try {
     hostname: values.host ?? "127.0.0.1",
     marketsFile: values.markets ?? DEFAULT_MARKETS_FILE,
     paper: { chainId },
+    orderVersion,
+    heartbeatTimeoutMs,
   });
 } catch (err) {
   fail((err as Error).message);

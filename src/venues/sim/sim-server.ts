@@ -1,51 +1,61 @@
 /**
- * The venue simulator (CONTRACT 11.3): a real HTTP server speaking the CLOB V2 wire format that
- * ClobVenue speaks (see the route table in src/venues/clob/clob-venue.ts), with matching done by
- * the paper venue's engine.
+ * The venue simulator (CONTRACT 11.3): a real HTTP server standing in for Polymarket's CLOB V2 for the
+ * calls a trading client makes, with the request and answer shapes of the official
+ * `@polymarket/clob-client-v2`, and matching done by the paper venue's engine.
  *
- * Authentication: L2 HMAC headers are verified over the exact raw body received, for credentials
- * registered with POST /_sim/credentials {api_key, api_secret, passphrase?, address?, scopes}.
- * - POST /order with signature "" (delegated) needs the order:place scope; a signed order
- *   (0x + 130 hex; the service verified it) is accepted from any registered key.
- *   The body's owner must be the caller's API key; the order's signer must be the key's address
- *   when an address was registered.
- * - DELETE /order, /orders need the order:cancel scope and cancel only the key's own orders.
- * - GET /data/order/{id} and /auth/api-keys accept any registered key.
+ * Public:   GET /ok, /time, /version ({version}: the configured order version, 2 or 3), /markets,
+ *           /markets/{condition_id}, /markets-by-token/{token_id}, /clob-markets/{condition_id}, /book,
+ *           /tick-size, /neg-risk (?token_id=)
+ * L1:       POST /auth/api-key, GET /auth/derive-api-key — ClobAuth EIP-712 headers (l1-auth.ts); the key
+ *           of (address, nonce) is derived, so creating it twice is refused and deriving answers it.
+ * L2:       GET /auth/api-keys, DELETE /auth/api-key, GET /data/order/{id}, GET /data/orders (the key's
+ *           open orders), GET /data/trades (the key's trades, taker or maker), POST /order, POST /orders
+ *           (batch, at most 15), DELETE /order {orderID}, DELETE /orders [ids], DELETE /cancel-all,
+ *           DELETE /cancel-market-orders {market?, asset_id?}, POST /v1/heartbeats {heartbeat_id}.
+ *
+ * L2 HMAC headers are verified over the exact raw body received, for credentials registered with
+ * POST /_sim/credentials {api_key, api_secret, passphrase?, address?, scopes} or created over L1 (both
+ * scopes). POLY_ADDRESS must be the key's address.
+ * - POST /order with signature "" is a delegated order: it needs the order:place scope. Any other
+ *   signature is verified for its signature type (verify-posted-order.ts) under the exchange domain of
+ *   the order's market (v1: "2", CTF Exchange V2 or Neg Risk; v2: "3", ExchangeV3); a signature valid
+ *   under the other version's domain is refused with "order_version_mismatch", any other bad one with
+ *   "invalid signature". Proxy, Safe and deposit wallets are registered with POST /_sim/wallets
+ *   {wallet, owner}. The order's signer must be the key's address (type 3: the wallet's owner must be).
+ * - Orders are checked against the market's tick size and minimum size, matched price-time against the
+ *   book, and each match is a trade (GET /data/trades) with a transaction hash.
+ * - Cancels need the order:cancel scope and cancel only the key's own orders.
+ * - Heartbeats: the first POST /v1/heartbeats (any heartbeat_id, "" included) starts a session and answers
+ *   {heartbeat_id}; each next one must send the last id answered (else 400 with the current id). When
+ *   none arrives within `heartbeatTimeoutMs` (default 10 s), every open order of the key is cancelled
+ *   and the session ends.
  *
  * Test controls (no auth, no injected latency):
- *   POST /_sim/credentials, POST /_sim/faults {latency_ms, cancel_latency_ms, cancel_hang_ratio,
- *   error_ratio} (partial updates), GET /_sim/faults, GET /_sim/stats → {posts: {id: n}, cancels: {id: n}},
- *   POST /_sim/reset (faults and stats).
+ *   POST /_sim/credentials, POST /_sim/wallets {wallet, owner}, POST /_sim/faults (partial updates, see
+ *   SimFaults), GET /_sim/faults, GET /_sim/stats → {posts: {id: n}, cancels: {id: n}}, POST /_sim/reset
+ *   (faults and stats).
  * Faults: latency_ms before answering every venue call; cancel_latency_ms more on cancels;
  * cancel_hang_ratio of cancels are never answered (held until the client goes away or the server
- * stops; the order is not cancelled); error_ratio of posts are answered 500 {error} (order not placed).
+ * stops; nothing is cancelled); cancel_error_ratio of cancels are answered cancel_error_status with
+ * {error} (429 with Retry-After: cancel_retry_after_s; nothing is cancelled); error_ratio of posts are
+ * answered 500 {error} (order not placed).
  */
 
-import { createHash } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { resolve } from "node:path";
-import { fromUnits } from "../../money/units.ts";
-import { PRICE_DECIMALS, SIZE_DECIMALS } from "../markets-file.ts";
-import { type PaperOrder, PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
-import type { Market, OrderMessage, OrderType } from "../venue.ts";
-import { verifyL2Signature } from "../clob/l2-auth.ts";
+import { fromUnits } from "../../domain/units.ts";
 import { END_CURSOR, INITIAL_CURSOR } from "../clob/clob-venue.ts";
+import { verifyL2Signature } from "../clob/l2-auth.ts";
+import { SIZE_DECIMALS } from "../markets-file.ts";
+import { PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
+import type { Market, OrderMessage, OrderType } from "../venue.ts";
+import { venueOrderDomain } from "../venue-order-hash.ts";
+import { deriveApiCreds, verifyL1Headers } from "./l1-auth.ts";
+import { mergeFaults, type SimCredential, type SimFaults, VenueSimState } from "./sim-state.ts";
+import { clobMarketJson, marketJson, orderJson, page, type SimTrade, tradeJson } from "./sim-wire.ts";
+import { verifyPostedOrder } from "./verify-posted-order.ts";
 
-export type SimScope = "order:place" | "order:cancel" | (string & {});
-
-export interface SimCredential {
-  api_key: string;
-  api_secret: string;
-  passphrase: string;
-  address: string;
-  scopes: Set<string>;
-}
-
-export interface SimFaults {
-  latency_ms: number;
-  cancel_latency_ms: number;
-  cancel_hang_ratio: number;
-  error_ratio: number;
-}
+export { NO_FAULTS, type SimCredential, type SimFaults, type SimScope, VenueSimState } from "./sim-state.ts";
 
 export interface VenueSimOptions {
   port?: number;
@@ -54,10 +64,16 @@ export interface VenueSimOptions {
   marketsFile?: string;
   /** Markets-file entries (CONTRACT 11.4) in memory. */
   markets?: unknown;
-  /** Options of the underlying paper engine (chainId for order ids, clock). */
+  /** Options of the underlying paper engine (chainId for order ids and domains, clock). */
   paper?: PaperVenueOptions;
   /** Page size of GET /markets (default 100). */
   marketsPageSize?: number;
+  /** Page size of GET /data/orders and /data/trades (default 100). */
+  dataPageSize?: number;
+  /** What GET /version answers: 2 (CTF Exchange V2, v1 markets, the default) or 3 (ExchangeV3, v2 markets). */
+  orderVersion?: 2 | 3;
+  /** A key's orders are cancelled when no heartbeat arrives within this (default 10000 ms). */
+  heartbeatTimeoutMs?: number;
   /** Random source for faults, [0, 1) (tests). */
   random?: () => number;
 }
@@ -71,53 +87,47 @@ export interface VenueSim {
 
 /** The repository's markets fixture. */
 export const DEFAULT_MARKETS_FILE = resolve(import.meta.dir, "../../../fixtures/markets.json");
+/** Most orders in one POST /orders (as the venue). */
+export const MAX_BATCH_ORDERS = 15;
 
-const NO_FAULTS: SimFaults = Object.freeze({ latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0 });
-const SIGNATURE_RE = /^0x[0-9a-fA-F]{130}$/;
 const ORDER_TYPES = new Set(["GTC", "GTD", "FOK", "FAK"]);
+const ALL_SCOPES = ["order:place", "order:cancel"];
+const UNAUTHORIZED = "Unauthorized/Invalid api key";
 
-export class VenueSimState {
-  readonly credentials = new Map<string, SimCredential>();
-  faults: SimFaults = { ...NO_FAULTS };
-  readonly posts = new Map<string, number>();
-  readonly cancels = new Map<string, number>();
-  /** Requests currently held open by cancel_hang_ratio. */
-  hanging = 0;
-
-  constructor(readonly venue: PaperVenue) {}
-
-  registerCredential(c: { api_key: string; api_secret: string; passphrase?: string; address?: string; scopes: string[] }): void {
-    this.credentials.set(c.api_key, {
-      api_key: c.api_key,
-      api_secret: c.api_secret,
-      passphrase: c.passphrase ?? "",
-      address: c.address ?? "",
-      scopes: new Set(c.scopes),
-    });
-  }
-
-  stats(): { posts: Record<string, number>; cancels: Record<string, number> } {
-    return { posts: Object.fromEntries(this.posts), cancels: Object.fromEntries(this.cancels) };
-  }
-
-  reset(): void {
-    this.faults = { ...NO_FAULTS };
-    this.posts.clear();
-    this.cancels.clear();
-  }
-}
+type PostAnswer = { status: number; body: Record<string, unknown> };
 
 export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
+  /** Trades of the submission in progress (the engine is synchronous, so no two interleave). */
+  let collecting: SimTrade[] | null = null;
+  const paperOpts: PaperVenueOptions = {
+    name: "venue-sim",
+    ...opts.paper,
+    onFill: (f) => {
+      opts.paper?.onFill?.(f);
+      const t: SimTrade = {
+        id: randomUUID(),
+        taker_order_id: f.taker_order_id,
+        maker_order_id: f.maker_order_id,
+        token_id: f.token_id,
+        price: f.price,
+        size: f.size,
+        at_ms: f.at,
+        transaction_hash: `0x${randomBytes(32).toString("hex")}`,
+      };
+      state.recordTrade(t);
+      collecting?.push(t);
+    },
+  };
   const venue =
-    opts.markets !== undefined
-      ? PaperVenue.fromEntries(opts.markets, { name: "venue-sim", ...opts.paper })
-      : PaperVenue.fromFile(opts.marketsFile ?? DEFAULT_MARKETS_FILE, {
-          name: "venue-sim",
-          ...opts.paper,
-        });
+    opts.markets !== undefined ? PaperVenue.fromEntries(opts.markets, paperOpts) : PaperVenue.fromFile(opts.marketsFile ?? DEFAULT_MARKETS_FILE, paperOpts);
   const state = new VenueSimState(venue);
   const random = opts.random ?? Math.random;
   const pageSize = opts.marketsPageSize ?? 100;
+  const dataPageSize = opts.dataPageSize ?? 100;
+  const orderVersion = opts.orderVersion ?? 2;
+  const heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 10_000;
+  const chainId = venue.chainId;
+  const seed = randomBytes(32);
   const stopping = new AbortController();
   const held = new Set<() => void>();
 
@@ -157,66 +167,97 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     const key = h.get("POLY_API_KEY");
     const sig = h.get("POLY_SIGNATURE");
     const ts = h.get("POLY_TIMESTAMP");
-    if (!key || !sig || !ts) return json({ error: "Unauthorized/Invalid api key" }, 401);
+    if (!key || !sig || !ts) return json({ error: UNAUTHORIZED }, 401);
     const cred = state.credentials.get(key);
-    if (!cred) return json({ error: "Unauthorized/Invalid api key" }, 401);
-    if (cred.passphrase && h.get("POLY_PASSPHRASE") !== cred.passphrase) return json({ error: "Unauthorized/Invalid api key" }, 401);
-    if (cred.address && (h.get("POLY_ADDRESS") ?? "").toLowerCase() !== cred.address.toLowerCase()) {
-      return json({ error: "Unauthorized/Invalid api key" }, 401);
-    }
+    if (!cred) return json({ error: UNAUTHORIZED }, 401);
+    if (cred.passphrase && h.get("POLY_PASSPHRASE") !== cred.passphrase) return json({ error: UNAUTHORIZED }, 401);
+    if (cred.address && (h.get("POLY_ADDRESS") ?? "").toLowerCase() !== cred.address.toLowerCase()) return json({ error: UNAUTHORIZED }, 401);
     const ok = verifyL2Signature({ secret: cred.api_secret, timestamp: ts, method: req.method, path, body: raw, signature: sig });
     if (!ok) return json({ error: "Unauthorized/Invalid L2 signature" }, 401);
     return cred;
   };
 
-  const marketJson = (m: Market) => {
-    const tick = Number(m.tick_size);
+  // ---------------------------------------------------------------- orders
+
+  /** One order payload of POST /order or /orders, checked, verified and submitted. */
+  const submitOne = async (cred: SimCredential, payload: unknown): Promise<PostAnswer> => {
+    const parsed = parsePostOrder(payload);
+    if (typeof parsed === "string") return { status: 400, body: { error: parsed } };
+    if (parsed.owner !== cred.api_key) return { status: 400, body: { error: "the order owner has to be the owner of the API KEY" } };
+    const id = venue.orderIdFor(parsed.order);
+    if (!id) return { status: 400, body: { error: "Invalid order payload" } };
+    state.posts.set(id, (state.posts.get(id) ?? 0) + 1);
+    if (state.faults.error_ratio > 0 && random() < state.faults.error_ratio) {
+      return { status: 500, body: { error: "Internal server error (simulated fault)" } };
+    }
+    const { order } = parsed;
+    const market = venue.marketForToken(BigInt(order.tokenId).toString());
+    if (parsed.signature === "") {
+      if (!cred.scopes.has("order:place")) return { status: 403, body: { error: "delegated order needs an API key with the order:place scope" } };
+      if (cred.address && order.signer.toLowerCase() !== cred.address.toLowerCase()) {
+        return { status: 400, body: { error: "the order signer does not match the API key's address" } };
+      }
+    } else {
+      const keyHolder = order.signatureType === 3 ? state.ownerOf(order.signer) : order.signer;
+      if (cred.address && (keyHolder ?? "").toLowerCase() !== cred.address.toLowerCase()) {
+        return { status: 400, body: { error: "the order signer does not match the API key's address" } };
+      }
+      if (market) {
+        const refusal = await checkSignature(order, parsed.signature, market);
+        if (refusal) return { status: 400, body: { error: refusal } };
+      }
+    }
+    collecting = [];
+    let trades: SimTrade[];
+    let r: ReturnType<PaperVenue["submit"]>;
+    try {
+      r = venue.submit({ order, order_type: parsed.orderType, expiration: parsed.expiration, owner: cred.api_key });
+    } finally {
+      trades = collecting;
+      collecting = null;
+    }
+    if (!r.ok) return { status: 200, body: { success: false, errorMsg: r.error, orderID: "", status: "", transactionsHashes: [], tradeIDs: [] } };
+    state.recordOrder(cred.api_key, r.venue_order_id);
+    const rec = venue.order(r.venue_order_id)!;
+    const usdc = fromUnits(rec.filled_usdc);
+    const shares = fromUnits(rec.filled_size, SIZE_DECIMALS);
     return {
-      condition_id: m.condition_id,
-      question_id: m.condition_id,
-      question: m.question,
-      description: "",
-      market_slug: slug(m.question),
-      end_date_iso: m.end_date,
-      game_start_time: null,
-      active: m.active,
-      closed: m.closed,
-      archived: false,
-      accepting_orders: m.accepting_orders,
-      enable_order_book: true,
-      minimum_order_size: Number(m.min_order_size),
-      minimum_tick_size: tick,
-      neg_risk: m.neg_risk,
-      category: m.category,
-      tags: [m.category],
-      tokens: m.tokens.map((t) => {
-        const b = venue.bookSnapshot(t.token_id);
-        return { token_id: t.token_id, outcome: t.outcome, price: b?.last_trade_price ? Number(b.last_trade_price) : 0, winner: false };
-      }),
+      status: 200,
+      body: {
+        success: true,
+        errorMsg: "",
+        orderID: r.venue_order_id,
+        status: r.status,
+        makingAmount: rec.side === "buy" ? usdc : shares,
+        takingAmount: rec.side === "buy" ? shares : usdc,
+        transactionsHashes: trades.map((t) => t.transaction_hash),
+        tradeIDs: trades.map((t) => t.id),
+      },
     };
   };
 
-  const orderJson = (o: PaperOrder) => ({
-    id: o.id,
-    status: `ORDER_STATUS_${o.status === "cancelled" ? "CANCELED" : o.status.toUpperCase()}`,
-    owner: o.owner,
-    maker_address: o.maker,
-    market: o.condition_id,
-    asset_id: o.token_id,
-    side: o.side === "buy" ? "BUY" : "SELL",
-    original_size: fromUnits(o.original_size, SIZE_DECIMALS),
-    size_matched: fromUnits(o.filled_size, SIZE_DECIMALS),
-    price: fromUnits(o.price, PRICE_DECIMALS),
-    outcome: o.outcome,
-    expiration: String(o.expiration),
-    order_type: o.order_type,
-    associate_trades: [],
-    created_at: Math.floor(o.created_at / 1000),
-    // Extension of the simulator: exact filled notional at execution prices.
-    filled_usdc: fromUnits(o.filled_usdc),
-  });
+  /** null when the signature is good for the market's domain; else the venue's refusal. */
+  const checkSignature = async (order: OrderMessage, signature: string, market: Market): Promise<string | null> => {
+    const ownerOf = (w: string) => state.ownerOf(w);
+    let domain: ReturnType<typeof venueOrderDomain>;
+    try {
+      domain = venueOrderDomain(chainId, { negRisk: market.neg_risk, version: market.version });
+    } catch (err) {
+      return (err as Error).message;
+    }
+    const verdict = await verifyPostedOrder({ order, signature, domain, ownerOf });
+    if (verdict.ok) return null;
+    try {
+      const other = venueOrderDomain(chainId, { negRisk: market.neg_risk, version: (market.version ?? "v1") === "v1" ? "v2" : "v1" });
+      if ((await verifyPostedOrder({ order, signature, domain: other, ownerOf })).ok) return "order_version_mismatch";
+    } catch {
+      // no other domain on this chain
+    }
+    return `invalid signature: ${verdict.reason}`;
+  };
 
-  const cancelIds = (cred: SimCredential, ids: string[]) => {
+  /** Cancels `ids` for `cred`, answering the venue's {canceled, not_canceled}. */
+  const cancelIds = (cred: SimCredential, ids: readonly string[]) => {
     const canceled: string[] = [];
     const not_canceled: Record<string, string> = {};
     for (const id of ids) {
@@ -236,132 +277,238 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     return { canceled, not_canceled };
   };
 
+  /** Scope, faults, then the cancellation of what `pick` chooses. */
+  const cancelRoute = async (req: Request, cred: SimCredential, named: string[] | null, pick: () => string[]): Promise<Response> => {
+    if (named) for (const id of named) state.cancels.set(id, (state.cancels.get(id) ?? 0) + 1);
+    if (!cred.scopes.has("order:cancel")) return json({ error: "API key lacks the order:cancel scope" }, 403);
+    await delay(state.faults.cancel_latency_ms, req);
+    if (state.faults.cancel_hang_ratio > 0 && random() < state.faults.cancel_hang_ratio) return hang(req);
+    const f = state.faults;
+    if (f.cancel_error_ratio > 0 && random() < f.cancel_error_ratio) {
+      const headers: Record<string, string> = f.cancel_error_status === 429 ? { "Retry-After": String(f.cancel_retry_after_s) } : {};
+      const error = f.cancel_error_status === 429 ? "Too Many Requests (simulated fault)" : "Internal server error (simulated fault)";
+      return json({ error }, f.cancel_error_status, headers);
+    }
+    const ids = pick();
+    if (!named) for (const id of ids) state.cancels.set(id, (state.cancels.get(id) ?? 0) + 1);
+    return json(cancelIds(cred, ids));
+  };
+
+  // ---------------------------------------------------------------- heartbeats
+
+  const expireHeartbeat = (key: string) => {
+    state.heartbeats.delete(key);
+    const cred = state.credentials.get(key);
+    if (!cred) return;
+    const out = cancelIds(cred, state.liveOrdersOf(key));
+    state.heartbeatCancels += out.canceled.length;
+  };
+
+  const heartbeat = (cred: SimCredential, sent: unknown): Response => {
+    const current = state.heartbeats.get(cred.api_key);
+    if (current && sent !== current.id) return json({ error: "Invalid Heartbeat ID", heartbeat_id: current.id }, 400);
+    if (current) clearTimeout(current.timer);
+    const id = randomUUID();
+    const timer = setTimeout(() => expireHeartbeat(cred.api_key), heartbeatTimeoutMs);
+    timer.unref?.();
+    state.heartbeats.set(cred.api_key, { id, timer });
+    return json({ heartbeat_id: id, status: "ok" });
+  };
+
+  // ---------------------------------------------------------------- routes
+
+  const tokenQuery = (url: URL): { market: Market; tokenId: string } | Response => {
+    const tokenId = url.searchParams.get("token_id");
+    if (!tokenId) return json({ error: "token_id is required" }, 400);
+    const market = /^[0-9]{1,78}$/.test(tokenId) ? venue.marketForToken(BigInt(tokenId).toString()) : null;
+    if (!market) return json({ error: "market not found" }, 404);
+    return { market, tokenId: BigInt(tokenId).toString() };
+  };
+
   const handleVenue = async (req: Request, url: URL): Promise<Response> => {
     const path = url.pathname;
     const method = req.method;
 
-    if (method === "GET" && path === "/ok") return new Response("OK");
-    if (method === "GET" && path === "/time") return new Response(String(Math.floor(Date.now() / 1000)));
-
-    if (method === "GET" && path === "/markets") {
-      const cursor = url.searchParams.get("next_cursor") || INITIAL_CURSOR;
-      let offset: number;
-      try {
-        offset = Number(atob(cursor));
-      } catch {
-        offset = Number.NaN;
+    if (method === "GET") {
+      if (path === "/ok") return new Response("OK");
+      if (path === "/time") return json(Math.floor(Date.now() / 1000));
+      if (path === "/version") return json({ version: orderVersion });
+      if (path === "/markets") {
+        const p = page(venue.allMarkets(), url.searchParams.get("next_cursor") || INITIAL_CURSOR, pageSize, END_CURSOR);
+        if (!p) return json({ error: "invalid next_cursor" }, 400);
+        return json({ ...p, data: p.data.map((m) => marketJson(m, venue)) });
       }
-      if (!Number.isInteger(offset) || offset < 0) return json({ error: "invalid next_cursor" }, 400);
-      const all = venue.allMarkets();
-      const data = all.slice(offset, offset + pageSize).map(marketJson);
-      const next = offset + pageSize < all.length ? btoa(String(offset + pageSize)) : END_CURSOR;
-      return json({ limit: pageSize, count: data.length, next_cursor: next, data });
-    }
-    if (method === "GET" && path.startsWith("/markets/")) {
-      const m = venue.marketByCondition(decodeURIComponent(path.slice("/markets/".length)));
-      return m ? json(marketJson(m)) : json({ error: "market not found" }, 404);
-    }
-    if (method === "GET" && path.startsWith("/markets-by-token/")) {
-      const tokenId = decodeURIComponent(path.slice("/markets-by-token/".length));
-      const m = venue.marketForToken(tokenId);
-      if (!m) return json({ error: "market not found" }, 404);
-      return json({ condition_id: m.condition_id, primary_token_id: m.tokens[0]?.token_id, secondary_token_id: m.tokens[1]?.token_id });
-    }
-    if (method === "GET" && path === "/book") {
-      const tokenId = url.searchParams.get("token_id");
-      if (!tokenId) return json({ error: "token_id is required" }, 400);
-      const m = venue.marketForToken(tokenId);
-      const b = venue.fullBook(tokenId);
-      if (!m || !b) return json({ error: "No orderbook exists for the requested token id" }, 404);
-      // Polymarket lists levels worst first: bids ascending, asks descending.
-      const body = {
-        market: m.condition_id,
-        asset_id: tokenId,
-        timestamp: String(b.timestamp_ms),
-        hash: "",
-        bids: [...b.bids].reverse(),
-        asks: [...b.asks].reverse(),
-        min_order_size: m.min_order_size,
-        tick_size: m.tick_size,
-        neg_risk: m.neg_risk,
-        last_trade_price: b.last_trade_price ?? "",
-      };
-      body.hash = createHash("sha1").update(JSON.stringify(body)).digest("hex");
-      return json(body);
+      if (path.startsWith("/markets/")) {
+        const m = venue.marketByCondition(decodeURIComponent(path.slice("/markets/".length)));
+        return m ? json(marketJson(m, venue)) : json({ error: "market not found" }, 404);
+      }
+      if (path.startsWith("/clob-markets/")) {
+        const m = venue.marketByCondition(decodeURIComponent(path.slice("/clob-markets/".length)));
+        return m ? json(clobMarketJson(m)) : json({ error: "market not found" }, 404);
+      }
+      if (path.startsWith("/markets-by-token/")) {
+        const tokenId = decodeURIComponent(path.slice("/markets-by-token/".length));
+        const m = venue.marketForToken(tokenId);
+        if (!m) return json({ error: "market not found" }, 404);
+        return json({ condition_id: m.condition_id, primary_token_id: m.tokens[0]?.token_id, secondary_token_id: m.tokens[1]?.token_id });
+      }
+      if (path === "/tick-size") {
+        const q = tokenQuery(url);
+        return q instanceof Response ? q : json({ minimum_tick_size: Number(q.market.tick_size) });
+      }
+      if (path === "/neg-risk") {
+        const q = tokenQuery(url);
+        return q instanceof Response ? q : json({ neg_risk: q.market.neg_risk });
+      }
+      if (path === "/book") {
+        const tokenId = url.searchParams.get("token_id");
+        if (!tokenId) return json({ error: "token_id is required" }, 400);
+        const m = venue.marketForToken(tokenId);
+        const b = venue.fullBook(tokenId);
+        if (!m || !b) return json({ error: "No orderbook exists for the requested token id" }, 404);
+        // Polymarket lists levels worst first: bids ascending, asks descending.
+        const body = {
+          market: m.condition_id,
+          asset_id: tokenId,
+          timestamp: String(b.timestamp_ms),
+          hash: "",
+          bids: [...b.bids].reverse(),
+          asks: [...b.asks].reverse(),
+          min_order_size: m.min_order_size,
+          tick_size: m.tick_size,
+          neg_risk: m.neg_risk,
+          last_trade_price: b.last_trade_price ?? "",
+        };
+        body.hash = createHash("sha1").update(JSON.stringify(body)).digest("hex");
+        return json(body);
+      }
     }
 
-    // ---- authenticated routes
+    // ---- L1 authentication
+    if ((method === "POST" && path === "/auth/api-key") || (method === "GET" && path === "/auth/derive-api-key")) {
+      const who = await verifyL1Headers(req.headers, chainId);
+      if (typeof who === "string") return json({ error: who }, 401);
+      const creds = deriveApiCreds(seed, who.address, who.nonce);
+      const exists = state.credentials.has(creds.apiKey);
+      if (method === "POST" && exists) return json({ error: "Could not create api key" }, 400);
+      if (method === "GET" && !exists) return json({ error: "Could not derive api key!" }, 400);
+      if (!exists) state.registerCredential({ api_key: creds.apiKey, api_secret: creds.secret, passphrase: creds.passphrase, address: who.address, scopes: ALL_SCOPES });
+      return json(creds);
+    }
+
+    // ---- L2 authenticated routes
     const raw = await req.text();
+    const cred = authenticate(req, path, raw);
+    const authed = (fn: (c: SimCredential) => Response | Promise<Response>) => (cred instanceof Response ? cred : fn(cred));
 
-    if (method === "GET" && path === "/auth/api-keys") {
-      const cred = authenticate(req, path, raw);
-      if (cred instanceof Response) return cred;
-      return json({ apiKeys: [cred.api_key] });
-    }
-
-    if (method === "GET" && path.startsWith("/data/order/")) {
-      const cred = authenticate(req, path, raw);
-      if (cred instanceof Response) return cred;
-      const rec = venue.order(decodeURIComponent(path.slice("/data/order/".length)));
-      return rec ? json(orderJson(rec)) : json({ error: "order not found" }, 404);
-    }
-
-    if (method === "POST" && path === "/order") {
-      const cred = authenticate(req, path, raw);
-      if (cred instanceof Response) return cred;
-      const parsed = parsePostOrder(raw);
-      if (typeof parsed === "string") return json({ error: parsed }, 400);
-      if (parsed.owner !== cred.api_key) return json({ error: "the order owner has to be the owner of the API KEY" }, 400);
-      const id = venue.orderIdFor(parsed.order);
-      if (!id) return json({ error: "Invalid order payload" }, 400);
-      state.posts.set(id, (state.posts.get(id) ?? 0) + 1);
-      if (state.faults.error_ratio > 0 && random() < state.faults.error_ratio) {
-        return json({ error: "Internal server error (simulated fault)" }, 500);
-      }
-      if (parsed.signature === "") {
-        if (!cred.scopes.has("order:place")) return json({ error: "delegated order needs an API key with the order:place scope" }, 403);
-      } else if (!SIGNATURE_RE.test(parsed.signature)) {
-        return json({ error: "invalid order signature" }, 400);
-      }
-      if (cred.address && parsed.order.signer.toLowerCase() !== cred.address.toLowerCase()) {
-        return json({ error: "the order signer does not match the API key's address" }, 400);
-      }
-      const r = venue.submit({ order: parsed.order, order_type: parsed.orderType, expiration: parsed.expiration, owner: cred.api_key });
-      if (!r.ok) return json({ success: false, errorMsg: r.error, orderID: "", status: "", transactionsHashes: [], tradeIDs: [] });
-      const rec = venue.order(r.venue_order_id)!;
-      const usdc = fromUnits(rec.filled_usdc);
-      const shares = fromUnits(rec.filled_size, SIZE_DECIMALS);
-      return json({
-        success: true,
-        errorMsg: "",
-        orderID: r.venue_order_id,
-        status: r.status,
-        makingAmount: rec.side === "buy" ? usdc : shares,
-        takingAmount: rec.side === "buy" ? shares : usdc,
-        transactionsHashes: [],
-        tradeIDs: [],
+    if (method === "GET" && path === "/auth/api-keys") return authed((c) => json({ apiKeys: [c.api_key] }));
+    if (method === "DELETE" && path === "/auth/api-key") {
+      return authed((c) => {
+        state.credentials.delete(c.api_key);
+        return json("OK");
       });
     }
-
-    if (method === "DELETE" && (path === "/order" || path === "/orders")) {
-      const cred = authenticate(req, path, raw);
-      if (cred instanceof Response) return cred;
-      let ids: string[];
-      try {
-        const body = JSON.parse(raw);
-        ids = path === "/order" ? [body?.orderID] : body;
-        if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => typeof x === "string" && x)) throw new Error();
-      } catch {
-        return json({ error: path === "/order" ? "body must be {orderID}" : "body must be a JSON array of order ids" }, 400);
-      }
-      ids = [...new Set(ids)];
-      for (const id of ids) state.cancels.set(id, (state.cancels.get(id) ?? 0) + 1);
-      if (!cred.scopes.has("order:cancel")) return json({ error: "API key lacks the order:cancel scope" }, 403);
-      await delay(state.faults.cancel_latency_ms, req);
-      if (state.faults.cancel_hang_ratio > 0 && random() < state.faults.cancel_hang_ratio) return hang(req);
-      return json(cancelIds(cred, ids));
+    if (method === "GET" && path.startsWith("/data/order/")) {
+      return authed(() => {
+        const id = decodeURIComponent(path.slice("/data/order/".length));
+        const rec = venue.order(id);
+        return rec ? json(orderJson(rec, state.tradesByOrder.get(id))) : json({ error: "order not found" }, 404);
+      });
     }
-
+    if (method === "GET" && path === "/data/orders") {
+      return authed((c) => {
+        const q = url.searchParams;
+        const open = state
+          .liveOrdersOf(c.api_key)
+          .map((id) => venue.order(id)!)
+          .filter((o) => (!q.get("id") || o.id === q.get("id")) && (!q.get("market") || o.condition_id === q.get("market")) && (!q.get("asset_id") || o.token_id === q.get("asset_id")));
+        const p = page(open, q.get("next_cursor"), dataPageSize, END_CURSOR);
+        if (!p) return json({ error: "invalid next_cursor" }, 400);
+        return json({ ...p, data: p.data.map((o) => orderJson(o, state.tradesByOrder.get(o.id))) });
+      });
+    }
+    if (method === "GET" && path === "/data/trades") {
+      return authed((c) => {
+        const q = url.searchParams;
+        const before = q.get("before");
+        const after = q.get("after");
+        const mine = state.trades.filter((t) => {
+          const taker = venue.order(t.taker_order_id);
+          const maker = venue.order(t.maker_order_id);
+          if (taker?.owner !== c.api_key && maker?.owner !== c.api_key) return false;
+          const secs = Math.floor(t.at_ms / 1000);
+          return (
+            (!q.get("id") || t.id === q.get("id")) &&
+            (!q.get("asset_id") || t.token_id === q.get("asset_id")) &&
+            (!q.get("market") || taker?.condition_id === q.get("market")) &&
+            (!q.get("maker_address") || [taker?.maker, maker?.maker].some((a) => a?.toLowerCase() === q.get("maker_address")!.toLowerCase())) &&
+            (!before || secs < Number(before)) &&
+            (!after || secs > Number(after))
+          );
+        });
+        const p = page(mine, q.get("next_cursor"), dataPageSize, END_CURSOR);
+        if (!p) return json({ error: "invalid next_cursor" }, 400);
+        return json({ ...p, data: p.data.map((t) => tradeJson(t, venue, c.api_key)) });
+      });
+    }
+    if (method === "POST" && path === "/order") {
+      return authed(async (c) => {
+        const body = parseJson(raw);
+        if (body === undefined) return json({ error: "Invalid order payload: not JSON" }, 400);
+        const a = await submitOne(c, body);
+        return json(a.body, a.status);
+      });
+    }
+    if (method === "POST" && path === "/orders") {
+      return authed(async (c) => {
+        const body = parseJson(raw);
+        if (!Array.isArray(body) || body.length === 0) return json({ error: "body must be a non-empty JSON array of orders" }, 400);
+        if (body.length > MAX_BATCH_ORDERS) return json({ error: `at most ${MAX_BATCH_ORDERS} orders per batch` }, 400);
+        const out: Record<string, unknown>[] = [];
+        for (const p of body) {
+          const a = await submitOne(c, p);
+          out.push(a.status === 200 ? a.body : { success: false, errorMsg: String(a.body.error ?? "order refused"), orderID: "", status: "" });
+        }
+        return json(out);
+      });
+    }
+    if (method === "DELETE" && (path === "/order" || path === "/orders")) {
+      return authed((c) => {
+        let ids: string[];
+        try {
+          const body = JSON.parse(raw);
+          ids = path === "/order" ? [body?.orderID] : body;
+          if (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => typeof x === "string" && x)) throw new Error();
+        } catch {
+          return json({ error: path === "/order" ? "body must be {orderID}" : "body must be a JSON array of order ids" }, 400);
+        }
+        const unique = [...new Set(ids)];
+        return cancelRoute(req, c, unique, () => unique);
+      });
+    }
+    if (method === "DELETE" && path === "/cancel-all") return authed((c) => cancelRoute(req, c, null, () => state.liveOrdersOf(c.api_key)));
+    if (method === "DELETE" && path === "/cancel-market-orders") {
+      return authed((c) => {
+        const body = raw ? parseJson(raw) : {};
+        if (!body || typeof body !== "object" || Array.isArray(body)) return json({ error: "body must be {market?, asset_id?}" }, 400);
+        const { market, asset_id } = body as { market?: unknown; asset_id?: unknown };
+        if ((market !== undefined && typeof market !== "string") || (asset_id !== undefined && typeof asset_id !== "string")) {
+          return json({ error: "market and asset_id must be strings" }, 400);
+        }
+        return cancelRoute(req, c, null, () =>
+          state.liveOrdersOf(c.api_key).filter((id) => {
+            const o = venue.order(id)!;
+            return (!market || o.condition_id.toLowerCase() === market.toLowerCase()) && (!asset_id || o.token_id === asset_id);
+          }),
+        );
+      });
+    }
+    if (method === "POST" && path === "/v1/heartbeats") {
+      return authed((c) => {
+        const body = raw ? parseJson(raw) : {};
+        return heartbeat(c, body && typeof body === "object" ? (body as { heartbeat_id?: unknown }).heartbeat_id : undefined);
+      });
+    }
     return json({ error: `no route ${method} ${path}` }, 404);
   };
 
@@ -381,19 +528,16 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       state.registerCredential({ api_key: b.api_key, api_secret: b.api_secret, passphrase: b.passphrase, address: b.address, scopes: b.scopes ?? [] });
       return json({ ok: true, api_key: b.api_key, scopes: b.scopes ?? [] }, 201);
     }
-    if (req.method === "POST" && path === "/_sim/faults") {
+    if (req.method === "POST" && path === "/_sim/wallets") {
       const b = await readJson(req);
-      if (!b || typeof b !== "object") return json({ error: "body must be a JSON object" }, 400);
-      const next = { ...state.faults };
-      for (const k of Object.keys(b)) {
-        const v = b[k];
-        if (!(k in NO_FAULTS)) return json({ error: `unknown fault ${k}` }, 400);
-        const isRatio = k.endsWith("ratio");
-        if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (isRatio && v > 1)) {
-          return json({ error: `${k} must be ${isRatio ? "a number in [0, 1]" : "a non-negative number"}` }, 400);
-        }
-        (next as Record<string, number>)[k] = v;
-      }
+      const isAddress = (v: unknown) => typeof v === "string" && /^0x[0-9a-fA-F]{40}$/.test(v);
+      if (!b || !isAddress(b.wallet) || !isAddress(b.owner)) return json({ error: "wallet and owner must be addresses" }, 400);
+      state.registerWallet(b.wallet, b.owner);
+      return json({ ok: true, wallet: b.wallet, owner: b.owner }, 201);
+    }
+    if (req.method === "POST" && path === "/_sim/faults") {
+      const next = mergeFaults(state.faults, await readJson(req));
+      if (typeof next === "string") return json({ error: next }, 400);
       state.faults = next;
       return json(state.faults);
     }
@@ -414,6 +558,8 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       const url = new URL(req.url);
       try {
         if (url.pathname.startsWith("/_sim/")) return await handleSim(req, url);
+        const route = `${req.method} ${url.pathname.startsWith("/data/order/") ? "/data/order/{id}" : url.pathname}`;
+        state.routes.set(route, (state.routes.get(route) ?? 0) + 1);
         await delay(state.faults.latency_ms, req);
         return await handleVenue(req, url);
       } catch (err) {
@@ -429,6 +575,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     state,
     async stop() {
       stopping.abort();
+      state.stopHeartbeats();
       for (const release of [...held]) release();
       await server.stop(true);
     },
@@ -443,15 +590,10 @@ interface ParsedPost {
   expiration: string;
 }
 
-/** The POST /order body (see serializePostOrderBody) into an OrderMessage; a string is an error. */
-function parsePostOrder(raw: string): ParsedPost | string {
-  let b: any;
-  try {
-    b = JSON.parse(raw);
-  } catch {
-    return "Invalid order payload: not JSON";
-  }
-  const o = b?.order;
+/** One order payload (the official client's orderToJsonV2, any key order) into an OrderMessage; a string is an error. */
+function parsePostOrder(b: any): ParsedPost | string {
+  if (!b || typeof b !== "object" || Array.isArray(b)) return "Invalid order payload: not an object";
+  const o = b.order;
   if (!o || typeof o !== "object") return "Invalid order payload: order is missing";
   if (!ORDER_TYPES.has(b.orderType)) return "Invalid order payload: orderType must be GTC, GTD, FOK or FAK";
   if (typeof b.owner !== "string") return "Invalid order payload: owner is missing";
@@ -482,6 +624,14 @@ function parsePostOrder(raw: string): ParsedPost | string {
   };
 }
 
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
 async function readJson(req: Request): Promise<any> {
   try {
     return await req.json();
@@ -490,14 +640,6 @@ async function readJson(req: Request): Promise<any> {
   }
 }
 
-function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
-}
-
-function slug(q: string): string {
-  return q
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
-    .replace(/^-|-$/g, "")
-    .slice(0, 80);
+function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
 }

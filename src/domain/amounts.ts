@@ -11,7 +11,7 @@
  *   sell: makerAmount = shares,   takerAmount = notional
  */
 
-import { DecimalError, toUnits } from "../money/units.ts";
+import { DecimalError, toUnits } from "./units.ts";
 
 export type OrderSide = "buy" | "sell";
 

@@ -1,6 +1,6 @@
 /** What a venue's answer about an order means for our order record. */
-import { toUnits } from "../money/units.ts";
-import type { VenueOrderStatus } from "../venues/venue.ts";
+import { toUnits } from "./units.ts";
+import type { VenueOrderStatus } from "./order-status.ts";
 
 /** A venue's filled USDC amount as 6-decimal base units (floored); 0 when absent or unreadable. */
 export function filledUnitsOf(filledUsdc: string | undefined): bigint {

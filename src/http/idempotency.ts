@@ -1,0 +1,162 @@
+/**
+ * Idempotency-Key replay (CONTRACT 2) as lifecycle hooks. It runs after authentication (the route's
+ * `auth` or `admin` hooks refuse a bad credential, and charge the rate limit, before this claims
+ * anything), so a revoked key never replays what it was once answered. The first request with a key
+ * claims it; its answer (success or problem) is stored, sealed, and replayed for 24 hours; the same
+ * key with another body is 409. Answers that say nothing about the request (401, 429, 503, 500) are
+ * released so a retry runs again.
+ */
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
+import { Elysia } from "elysia";
+import { IdempotencyConflictError, InternalError, InvalidRequestError } from "../errors/errors.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { IdempotencyStore } from "./idempotency-store.ts";
+import { requestMeta } from "./request-meta.ts";
+
+const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
+
+export function idempotency(deps: { store: IdempotencyStore; logger: Logger }) {
+  const { store, logger } = deps;
+  return new Elysia({ name: "idempotency" })
+    .onBeforeHandle({ as: "global" }, async ({ request, set }) => {
+      if (request.method !== "POST") return;
+      const idemKey = request.headers.get("idempotency-key");
+      if (idemKey === null) return;
+      if (!IDEMPOTENCY_KEY_RE.test(idemKey)) {
+        throw new InvalidRequestError("Idempotency-Key must be 1 to 200 printable characters", [{ path: "/headers/idempotency-key", message: "invalid" }]);
+      }
+      const meta = requestMeta(request);
+      const body = meta?.rawBody ?? "";
+      const url = new URL(request.url);
+      // Records belong to the credential the request carries, so only its holder can replay them
+      // (the admin bearer token counts too: POST /v1/orgs answers with a new API key).
+      const credential =
+        request.headers.get("x-api-key") ??
+        request.headers.get("authorization") ??
+        request.headers.get("payment-signature") ??
+        request.headers.get("x-payment") ??
+        "anonymous";
+      const scope = sha256(credential);
+      const bodyKey = bodyKeyFor(credential, idemKey);
+      // Keyed with the caller's credential: bodies can carry secrets (venue credentials), and a plain
+      // hash in the database would let a weak one be guessed offline.
+      const requestHash = createHmac("sha256", credential).update(`${request.method} ${url.pathname}${url.search}\n${body}`).digest("hex");
+      const claim = await store.claim(scope, idemKey, requestHash);
+      if (claim.kind === "conflict") throw new IdempotencyConflictError();
+      if (claim.kind === "in_progress") {
+        const e = new IdempotencyConflictError();
+        (e as { message: string }).message = "a request with this Idempotency-Key is still in progress";
+        throw e;
+      }
+      if (claim.kind === "replay") {
+        const replayed = openBody(claim.body, bodyKey);
+        if (replayed === null) {
+          logger.error("idempotency record cannot be opened", { request_id: meta?.id });
+          throw new InternalError(meta?.id);
+        }
+        set.status = claim.status;
+        return new Response(replayed === "" ? null : replayed, {
+          status: claim.status,
+          headers: { "content-type": claim.contentType, "idempotent-replayed": "true" },
+        });
+      }
+      if (!meta) return;
+      meta.finish = async (response) => {
+        meta.finish = undefined;
+        const text = await response.text();
+        if (isRetryable(response.status, text)) {
+          await store.release(scope, idemKey).catch(() => undefined);
+        } else {
+          try {
+            await store.complete(scope, idemKey, response.status, sealBody(text, bodyKey), response.headers.get("content-type") ?? "application/json");
+          } catch (error) {
+            // Never leave the key "in progress" for a day: forget it, so a retry runs again.
+            logger.error("idempotency record not saved", { request_id: meta.id, error });
+            await store.release(scope, idemKey).catch(() => undefined);
+          }
+        }
+        return new Response(response.status === 204 ? null : text, { status: response.status, headers: response.headers });
+      };
+    })
+    .onAfterHandle({ as: "global" }, async ({ request, responseValue, set }) => {
+      const finish = requestMeta(request)?.finish;
+      if (!finish) return;
+      return finish(toResponse(responseValue, set));
+    });
+}
+
+/** The answer Elysia would make of a handler's value (the routes answer JSON, text or a Response). */
+function toResponse(value: unknown, set: { status?: number | string; headers: Record<string, unknown> }): Response {
+  const status = typeof set.status === "number" ? set.status : 200;
+  if (value instanceof Response) return value;
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(set.headers)) if (typeof v === "string") headers.set(k, v);
+  if (value === undefined || value === null) return new Response(null, { status, headers });
+  if (typeof value === "string") {
+    if (!headers.has("content-type")) headers.set("content-type", "text/plain");
+    return new Response(value, { status, headers });
+  }
+  if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  return new Response(JSON.stringify(value), { status, headers });
+}
+
+/**
+ * Answers that say nothing about the request itself are not kept, so a retry runs it again: 401,
+ * 429, 503 (nothing was changed) and unexpected 500s. Answers that created something are kept even
+ * when they are errors: 502 venue_rejected and 504 venue_timeout carry an order that exists, and a
+ * retry must see that order again rather than place a second one.
+ */
+function isRetryable(status: number, body: string): boolean {
+  if (status === 401 || status === 429 || status === 503) return true;
+  if (status < 500) return false;
+  if (status === 502 || status === 504) {
+    const code = problemCode(body);
+    return code !== "venue_rejected" && code !== "venue_timeout";
+  }
+  return true;
+}
+
+function problemCode(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { code?: unknown };
+    return typeof parsed?.code === "string" ? parsed.code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function sha256(s: string): string {
+  return createHash("sha256").update(s).digest("hex");
+}
+
+/*
+ * Stored answers can hold secrets shown once (a new API key), and keys are kept
+ * only as hashes. So a stored body is encrypted (AES-256-GCM) under a key
+ * derived from the request's credential and Idempotency-Key: the database holds
+ * only the credential's hash, and cannot open the body without the caller.
+ */
+const SEALED_PREFIX = "aes256gcm:";
+
+function bodyKeyFor(credential: string, idemKey: string): Buffer {
+  return createHash("sha256").update("brokerage idempotency body\0").update(credential).update("\0").update(idemKey).digest();
+}
+
+function sealBody(text: string, key: Buffer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  const sealed = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
+  return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64");
+}
+
+/** The stored body in clear, or null when it cannot be opened with this key. */
+function openBody(stored: string, key: Buffer): string | null {
+  if (!stored.startsWith(SEALED_PREFIX)) return stored;
+  try {
+    const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), "base64");
+    const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8");
+  } catch {
+    return null;
+  }
+}
