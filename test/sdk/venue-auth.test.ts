@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
+import { OrderType as OfficialOrderType, orderToJsonV2 } from "@polymarket/clob-client-v2";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BrokerClient, VenueRejectedError, buildL2Signature, buildVenueAuth, serializePostOrderBody, type PayloadIntentAnswer } from "../../packages/sdk/src/client.ts";
 import { serializePostOrderBody as serviceBody } from "../../src/venues/clob/clob-venue.ts";
@@ -36,14 +37,16 @@ describe("venue_auth building blocks", () => {
     );
   });
 
-  test("the POST /order body is the service's, byte for byte, for each side, order type and expiration", () => {
+  test("the POST /order body is the service's and the official client's, byte for byte, for each side, order type and expiration", () => {
     const sig = `0x${"1b".repeat(65)}`;
     for (const side of [0, 1] as const)
       for (const [order_type, expiration] of [["GTC", "0"], ["GTD", "1900000000"], ["FOK", "0"], ["FAK", ""]] as const) {
         const order = { ...message, side };
-        expect(serializePostOrderBody({ order, signature: sig, order_type, expiration, owner: "key-1" })).toBe(
-          serviceBody({ order: order as any, signature: sig, order_type, expiration, owner: "key-1" }),
-        );
+        const sdk = serializePostOrderBody({ order, signature: sig, order_type, expiration, owner: "key-1" });
+        expect(sdk).toBe(serviceBody({ order: order as any, signature: sig, order_type, expiration, owner: "key-1" }));
+        // And the official Polymarket client's own body for the same order.
+        const official = { ...order, side: side === 0 ? "BUY" : "SELL", expiration: expiration || "0", signature: sig } as any;
+        expect(sdk).toBe(JSON.stringify(orderToJsonV2(official, "key-1", OfficialOrderType[order_type])));
       }
   });
 

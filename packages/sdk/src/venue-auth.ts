@@ -1,11 +1,12 @@
 /**
  * venue_auth for submit-signed (CONTRACT 7, 11.2): the L2 headers Polymarket requires on POST /order,
- * computed by the order's signer over the exact body the service will send. The body layout is the
- * service's serializePostOrderBody (src/venues/clob/clob-venue.ts), byte for byte:
+ * computed by the order's signer over the exact body the service will send. The body is the official
+ * client's (clob-client-v2 orderToJsonV2, then JSON.stringify), the layout of the service's
+ * serializePostOrderBody (src/venues/clob/clob-venue.ts), byte for byte:
  *
- *   {"order":{"salt":<int>,"maker":"…","signer":"…","tokenId":"…","makerAmount":"…","takerAmount":"…",
- *   "side":"BUY"|"SELL","expiration":"…","signatureType":<n>,"timestamp":"…","metadata":"…","builder":"…",
- *   "signature":"…"},"owner":"<api key>","orderType":"GTC"|…,"deferExec":false,"postOnly":false}
+ *   {"deferExec":false,"postOnly":false,"order":{"salt":<int>,"maker":"…","signer":"…","tokenId":"…",
+ *   "makerAmount":"…","takerAmount":"…","side":"BUY"|"SELL","signatureType":<n>,"timestamp":"…",
+ *   "expiration":"…","metadata":"…","builder":"…","signature":"…"},"owner":"<api key>","orderType":"GTC"|…}
  *
  * POLY_SIGNATURE = url-safe base64 (padded) of HMAC-SHA256(base64decode(secret), timestamp + "POST" + "/order" + body),
  * with node:crypto (Node.js 20+ and Bun).
@@ -41,11 +42,12 @@ export function serializePostOrderBody(req: PostOrderBodyInput): string {
   const s = JSON.stringify;
   const expiration = req.expiration && req.expiration !== "" ? req.expiration : "0";
   return (
-    `{"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(o.maker)},"signer":${s(o.signer)},"tokenId":${s(o.tokenId)},` +
+    `{"deferExec":false,"postOnly":false,` +
+    `"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(o.maker)},"signer":${s(o.signer)},"tokenId":${s(o.tokenId)},` +
     `"makerAmount":${s(o.makerAmount)},"takerAmount":${s(o.takerAmount)},"side":${s(o.side === 0 ? "BUY" : "SELL")},` +
-    `"expiration":${s(expiration)},"signatureType":${o.signatureType},"timestamp":${s(o.timestamp)},` +
+    `"signatureType":${o.signatureType},"timestamp":${s(o.timestamp)},"expiration":${s(expiration)},` +
     `"metadata":${s(o.metadata)},"builder":${s(o.builder)},"signature":${s(req.signature)}},` +
-    `"owner":${s(req.owner)},"orderType":${s(req.order_type)},"deferExec":false,"postOnly":false}`
+    `"owner":${s(req.owner)},"orderType":${s(req.order_type)}}`
   );
 }
 
