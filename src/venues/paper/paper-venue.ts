@@ -392,7 +392,8 @@ export class PaperVenue implements Venue {
 
   async postSignedOrder(req: PostSignedOrder, opts?: CallOptions): Promise<PostResult> {
     checkSignal(opts);
-    if (typeof req.signature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(req.signature)) {
+    // 65 bytes (types 0-2) or the 317-byte ERC-7739 wrapper of a deposit wallet (type 3).
+    if (typeof req.signature !== "string" || !/^0x(?:[0-9a-fA-F]{130}|[0-9a-fA-F]{634})$/.test(req.signature)) {
       return { ok: false, error: "invalid order signature" };
     }
     const owner = req.owner ?? req.venue_auth?.api_key ?? req.order?.signer ?? "";
