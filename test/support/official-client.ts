@@ -7,7 +7,22 @@
  */
 import { OrderBuilder, getContractConfig } from "@polymarket/clob-client-v2";
 import { createWalletClient, custom, type LocalAccount } from "viem";
-import { ExchangeOrderBuilderV2, ExchangeOrderBuilderV3 } from "../../node_modules/@polymarket/clob-client-v2/dist/order-utils/exchangeOrderBuilderV2.js";
+import * as exchangeBuilders from "../../node_modules/@polymarket/clob-client-v2/dist/order-utils/exchangeOrderBuilderV2.js";
+
+/** The exchange builders as used here (the package's .d.ts for this file declares nothing). */
+type ExchangeBuilder = new (
+  exchange: string,
+  chainId: number,
+  signer: unknown,
+) => {
+  buildOrderSignature(typedData: unknown): Promise<string>;
+  buildOrderTypedData(order: unknown): any;
+  buildOrderHash(typedData: unknown): string;
+};
+const { ExchangeOrderBuilderV2, ExchangeOrderBuilderV3 } = exchangeBuilders as unknown as {
+  ExchangeOrderBuilderV2: ExchangeBuilder;
+  ExchangeOrderBuilderV3: ExchangeBuilder;
+};
 
 export { OrderBuilder, getContractConfig };
 export { Side, SignatureTypeV2 } from "@polymarket/clob-client-v2";
@@ -28,7 +43,7 @@ export function officialSigner(account: LocalAccount) {
 function exchangeBuilder(domain: { version: string; chainId: number; verifyingContract: string }, account: LocalAccount) {
   const Builder = domain.version === "3" ? ExchangeOrderBuilderV3 : ExchangeOrderBuilderV2;
   if (domain.version !== "2" && domain.version !== "3") throw new Error(`unknown domain version ${domain.version}`);
-  return new Builder(domain.verifyingContract, domain.chainId, officialSigner(account) as any);
+  return new Builder(domain.verifyingContract, domain.chainId, officialSigner(account));
 }
 
 /**
