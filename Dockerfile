@@ -9,9 +9,13 @@ WORKDIR /src
 COPY package.json bun.lock ./
 RUN bun install --frozen-lockfile
 COPY . .
+# The signature backend is libsecp256k1's native addon (the secp256k1 package's prebuilt file for
+# this platform): fail here, with its message, when it cannot load, instead of at the first start.
+RUN bun --no-install -e 'const m = await import("./src/eip712/secp256k1.ts"); m.assertSignatureBackend();'
 RUN bun run build
 
-# ---- runtime: the binary alone (it needs only glibc), as a non-root user
+# ---- runtime: the binary alone (it needs glibc, and libstdc++ for the embedded libsecp256k1 addon:
+#      both are in debian:bookworm-slim), as a non-root user
 FROM debian:bookworm-slim
 RUN groupadd --system --gid 10001 brokerage \
  && useradd --system --uid 10001 --gid brokerage --home-dir /data --no-create-home --shell /usr/sbin/nologin brokerage \

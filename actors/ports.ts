@@ -14,6 +14,8 @@ export interface AgentProfile {
   walletAddress: string;
   signerAddress: string;
   signatureType: number;
+  /** The deposit wallet's owner EOA (signature type 3), else null. */
+  ownerAddress?: string | null;
   createdAt: Date;
 }
 

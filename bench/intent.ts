@@ -397,7 +397,7 @@ async function main() {
       // (order-service.ts): verifyOrderSignature over a precomputed digest is its whole per-order work.
       console.log(`submit-signed signature checks (verifyOrderSignature over the stored order hash, one core): ${sig.verifyPerSecond}/s`);
       console.log(`  with the hash computed again as well: ${sig.hashAndVerifyPerSecond}/s; viem recoverTypedDataAddress baseline: ${sig.viemRecoverPerSecond}/s`);
-      console.log(`  a signer's first signature (key not yet known, full recovery, hash included): ${sig.firstSignaturePerSecond}/s`);
+      console.log(`  deposit wallet (type 3, ERC-7739 wrapper checked and recovered): ${sig.depositWalletPerSecond}/s`);
     }
     if (durability) console.log(durability);
 

@@ -1,6 +1,7 @@
 /** Starts the service: configuration, database (migrated), venue, HTTP server. */
 import { createApp, createServices } from "./app.ts";
 import { startJobs } from "./jobs.ts";
+import { assertSignatureBackend } from "./eip712/secp256k1.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { CredentialVault } from "./crypto/credential-vault.ts";
 import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts";
@@ -10,6 +11,12 @@ import { createVenue } from "./venues/create-venue.ts";
 import { MarketsFileError } from "./venues/markets-file.ts";
 
 async function main() {
+  try {
+    assertSignatureBackend();
+  } catch (error) {
+    console.error(`start-up error: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(2);
+  }
   let config;
   try {
     config = loadConfig();

@@ -51,6 +51,8 @@ export const agents = pgTable(
     walletAddress: text("wallet_address").notNull(),
     signerAddress: text("signer_address").notNull(),
     signatureType: integer("signature_type").notNull().default(0),
+    /** The EOA that signs for a deposit wallet (signature type 3); null for types 0 to 2. */
+    ownerAddress: text("owner_address"),
     limits: jsonb("limits").$type<Record<string, unknown>>().notNull(),
     breakerState: text("breaker_state").$type<"closed" | "tripped">().notNull().default("closed"),
     breakerReason: text("breaker_reason").$type<BreakerReason | null>(),

@@ -1,7 +1,7 @@
 /**
  * order_hash of CONTRACT section 6: keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(message)).
  *
- * Fast path: the type hashes and the domain separator (per chainId + exchange)
+ * Fast path: the type hashes and the domain separator (per chainId, version and exchange)
  * are computed once; the Order struct is 12 static 32-byte words (type hash and
  * 11 fields), encoded by hand into a reused buffer. Equal to viem's
  * hashTypedData for the same typed data (test/unit/order-hash.test.ts).
@@ -9,13 +9,7 @@
 
 import { keccak256 } from "./keccak256.ts";
 import type { OrderMessage } from "../domain/order-message.ts";
-import {
-  EIP712_DOMAIN_TYPE_STRING,
-  ORDER_DOMAIN_NAME,
-  ORDER_DOMAIN_VERSION,
-  ORDER_TYPE_STRING,
-  exchangeAddress,
-} from "./order-typed-data.ts";
+import { type DomainSelector, EIP712_DOMAIN_TYPE_STRING, ORDER_DOMAIN_NAME, ORDER_TYPE_STRING, type OrderDomain, selectOrderDomain } from "./order-typed-data.ts";
 
 const UTF8 = new TextEncoder();
 const MAX_UINT256 = (1n << 256n) - 1n;
@@ -78,30 +72,36 @@ function toHex(bytes: Uint8Array): `0x${string}` {
 export const EIP712_DOMAIN_TYPEHASH: Uint8Array = keccak256(UTF8.encode(EIP712_DOMAIN_TYPE_STRING));
 export const ORDER_TYPEHASH: Uint8Array = keccak256(UTF8.encode(ORDER_TYPE_STRING));
 const NAME_HASH = keccak256(UTF8.encode(ORDER_DOMAIN_NAME));
-const VERSION_HASH = keccak256(UTF8.encode(ORDER_DOMAIN_VERSION));
 
+/** Domain separators by "chainId:version:verifyingContract" (a handful: two chains, three exchanges). */
 const domainSeparators = new Map<string, Uint8Array>();
 
-function domainSeparatorBytes(chainId: number, negRisk: boolean): Uint8Array {
-  const key = `${chainId}:${negRisk ? 1 : 0}`;
+/** The domain separator of an order domain (name fixed to ORDER_DOMAIN_NAME), cached. */
+export function domainSeparatorOf(domain: Pick<OrderDomain, "chainId" | "version" | "verifyingContract">): Uint8Array {
+  const key = `${domain.chainId}:${domain.version}:${String(domain.verifyingContract).toLowerCase()}`;
   let sep = domainSeparators.get(key);
   if (sep === undefined) {
-    if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new RangeError("chainId must be a positive integer");
+    if (!Number.isSafeInteger(domain.chainId) || domain.chainId <= 0) throw new RangeError("chainId must be a positive integer");
+    if (domain.version !== "2" && domain.version !== "3") throw new RangeError('domain version must be "2" or "3"');
     const buf = new Uint8Array(5 * 32);
     buf.set(EIP712_DOMAIN_TYPEHASH, 0);
     buf.set(NAME_HASH, 32);
-    buf.set(VERSION_HASH, 64);
-    writeUint256(buf, 96, chainId, "chainId");
-    writeAddress(buf, 128, exchangeAddress(negRisk), "verifyingContract");
+    buf.set(keccak256(UTF8.encode(domain.version)), 64);
+    writeUint256(buf, 96, domain.chainId, "chainId");
+    writeAddress(buf, 128, domain.verifyingContract, "verifyingContract");
     sep = keccak256(buf);
-    domainSeparators.set(key, sep);
+    if (domainSeparators.size < 64) domainSeparators.set(key, sep);
   }
   return sep;
 }
 
-/** The EIP-712 domain separator of the (neg risk) exchange on `chainId`, cached. */
-export function orderDomainSeparator(chainId: number, negRisk: boolean): `0x${string}` {
-  return toHex(domainSeparatorBytes(chainId, negRisk));
+function domainSeparatorBytes(sel: DomainSelector): Uint8Array {
+  return domainSeparatorOf(selectOrderDomain(sel));
+}
+
+/** The EIP-712 domain separator of the exchange of a market (version default "v1"), cached. */
+export function orderDomainSeparator(chainId: number, negRisk: boolean, version: DomainSelector["version"] = "v1"): `0x${string}` {
+  return toHex(domainSeparatorBytes({ chainId, negRisk, version }));
 }
 
 // Reused buffers: everything below is synchronous, so no call can interleave.
@@ -132,14 +132,27 @@ export function orderStructHash(message: OrderMessage): `0x${string}` {
   return toHex(structHashBytes(message));
 }
 
+/** hashStruct(message) as 32 fresh bytes. */
+export function orderStructHashBytes(message: OrderMessage): Uint8Array {
+  return structHashBytes(message).slice();
+}
+
+/** keccak256(0x1901 ‖ domainSeparator ‖ structHash) as 32 fresh bytes. */
+export function typedDataDigest(domainSeparator: Uint8Array, structHash: Uint8Array): Uint8Array {
+  digestBuf.set(domainSeparator, 2);
+  digestBuf.set(structHash, 34);
+  return keccak256(digestBuf);
+}
+
 /**
  * The EIP-712 digest that the order's signer signs (the order_hash):
  * keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(message)), lowercase hex.
  */
-export function orderHash(args: { chainId: number; negRisk: boolean; message: OrderMessage }): `0x${string}` {
-  const sep = domainSeparatorBytes(args.chainId, args.negRisk);
-  const struct = structHashBytes(args.message);
-  digestBuf.set(sep, 2);
-  digestBuf.set(struct, 34);
-  return toHex(keccak256(digestBuf));
+export function orderHash(args: DomainSelector & { message: OrderMessage }): `0x${string}` {
+  return toHex(typedDataDigest(domainSeparatorBytes(args), structHashBytes(args.message)));
+}
+
+/** The order hash under a stored domain (as buildUnsignedOrder returned it). */
+export function orderHashInDomain(domain: Pick<OrderDomain, "chainId" | "version" | "verifyingContract">, message: OrderMessage): `0x${string}` {
+  return toHex(typedDataDigest(domainSeparatorOf(domain), structHashBytes(message)));
 }

@@ -1,8 +1,13 @@
 /**
  * The unsigned order of CONTRACT section 6: EIP-712 typed data for the
- * Polymarket CTF Exchange V2, in the JSON shape that viem's `signTypedData` and
+ * Polymarket exchanges, in the JSON shape that viem's `signTypedData` and
  * `eth_signTypedData_v4` accept as they are (uint256 as decimal strings, uint8
  * as numbers).
+ *
+ * The domain follows the market's protocol version: `v1` markets (CTF token ids) trade on the CTF
+ * Exchange V2 or the Neg Risk CTF Exchange V2 (domain version "2"); `v2` markets (Protocol V2
+ * position ids) on ExchangeV3 (domain version "3", one address per chain, neg risk too). Addresses
+ * as in the official client's configuration (@polymarket/clob-client-v2 1.1.0, dist/config.js).
  */
 
 import type { OrderMessage } from "../domain/order-message.ts";
@@ -12,8 +17,28 @@ export const EXCHANGE_V2 = "0xE111180000d2663C0091e4f400237545B87B996B" as const
 /** Neg Risk CTF Exchange V2 (markets whose neg_risk is true). */
 export const NEG_RISK_EXCHANGE_V2 = "0xe2222d279d744050d28e00520010520000310F59" as const;
 
+/** ExchangeV3 (Protocol V2 markets) on Polygon (137) and Amoy (80002). */
+export const EXCHANGE_V3: Readonly<Record<number, `0x${string}`>> = {
+  137: "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa",
+  80002: "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D",
+};
+
 export const ORDER_DOMAIN_NAME = "Polymarket CTF Exchange";
+/** The domain version of `v1` markets' exchanges (kept under its old name for callers). */
 export const ORDER_DOMAIN_VERSION = "2";
+/** The domain version of ExchangeV3 (`v2` markets). */
+export const ORDER_DOMAIN_VERSION_V3 = "3";
+
+/** A market's protocol version (CONTRACT section 11.4); a market without one is `v1`. */
+export type MarketVersion = "v1" | "v2";
+
+/** What selects an order's EIP-712 domain. */
+export interface DomainSelector {
+  chainId: number;
+  negRisk: boolean;
+  /** Default "v1". */
+  version?: MarketVersion;
+}
 
 /** 32 zero bytes (the order's metadata). */
 export const ZERO_BYTES32 = `0x${"0".repeat(64)}` as const;
@@ -52,7 +77,7 @@ export const ORDER_TYPES = {
 
 export interface OrderDomain {
   name: typeof ORDER_DOMAIN_NAME;
-  version: typeof ORDER_DOMAIN_VERSION;
+  version: typeof ORDER_DOMAIN_VERSION | typeof ORDER_DOMAIN_VERSION_V3;
   chainId: number;
   verifyingContract: `0x${string}`;
 }
@@ -68,29 +93,44 @@ export interface UnsignedOrder {
   message: UnsignedOrderMessage;
 }
 
-/** The exchange contract that verifies orders of a market. */
-export function exchangeAddress(negRisk: boolean): `0x${string}` {
-  return negRisk ? NEG_RISK_EXCHANGE_V2 : EXCHANGE_V2;
+/**
+ * The exchange contract that verifies orders of a market: for `v1` the (neg risk) CTF Exchange V2,
+ * the same on every chain; for `v2` ExchangeV3 of the chain (RangeError on a chain without one).
+ */
+export function exchangeAddress(negRisk: boolean, version: MarketVersion = "v1", chainId = 137): `0x${string}` {
+  if (version === "v1") return negRisk ? NEG_RISK_EXCHANGE_V2 : EXCHANGE_V2;
+  if (version !== "v2") throw new RangeError('market version must be "v1" or "v2"');
+  const v3 = EXCHANGE_V3[chainId];
+  if (!v3) throw new RangeError(`no ExchangeV3 address is known for chain ${chainId}`);
+  return v3;
 }
 
-export function orderDomain(chainId: number, negRisk: boolean): OrderDomain {
+/** The EIP-712 domain of an order, by chain, neg risk and the market's protocol version (CONTRACT section 6). */
+export function selectOrderDomain(sel: DomainSelector): OrderDomain {
+  const { chainId, negRisk } = sel;
+  const version = sel.version ?? "v1";
   if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new RangeError("chainId must be a positive integer");
   return {
     name: ORDER_DOMAIN_NAME,
-    version: ORDER_DOMAIN_VERSION,
+    version: version === "v2" ? ORDER_DOMAIN_VERSION_V3 : ORDER_DOMAIN_VERSION,
     chainId,
-    verifyingContract: exchangeAddress(negRisk),
+    verifyingContract: exchangeAddress(negRisk, version, chainId),
   };
+}
+
+/** The domain of a `v1` market's order (kept for callers; selectOrderDomain takes the version). */
+export function orderDomain(chainId: number, negRisk: boolean, version: MarketVersion = "v1"): OrderDomain {
+  return selectOrderDomain({ chainId, negRisk, version });
 }
 
 /**
  * The typed data to sign, as a fresh plain JSON object: pass it as is to
  * `account.signTypedData(...)` or `eth_signTypedData_v4`.
  */
-export function buildUnsignedOrder(args: { chainId: number; negRisk: boolean; message: OrderMessage }): UnsignedOrder {
+export function buildUnsignedOrder(args: DomainSelector & { message: OrderMessage }): UnsignedOrder {
   const m = args.message;
   return {
-    domain: orderDomain(args.chainId, args.negRisk),
+    domain: selectOrderDomain(args),
     types: {
       EIP712Domain: ORDER_TYPES.EIP712Domain.map((f) => ({ ...f })),
       Order: ORDER_TYPES.Order.map((f) => ({ ...f })),

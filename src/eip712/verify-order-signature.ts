@@ -1,21 +1,13 @@
 /**
- * Signature check of CONTRACT section 7: a 65-byte (r ‖ s ‖ v) secp256k1
- * signature with a low s must recover, over the order's EIP-712 digest, to the
- * order's signer.
+ * Signature check of CONTRACT section 7 for signature types 0, 1 and 2 (and the inner ECDSA
+ * signature of type 3): a 65-byte (r ‖ s ‖ v) secp256k1 signature with a low s and v 27 or 28
+ * (0 or 1 accepted) must recover, over the order's EIP-712 digest, to the expected address.
  *
- * The first signature of a signer is checked by full public key recovery,
- * Q = r⁻¹(s·R − e·G), address = keccak256(Q)[12..], and the key it recovered
- * is kept (at most MAX_SIGNER_KEYS signers, least recently used first out).
- * From the signer's second signature on, a table of the key's multiples is
- * built once and signatures are checked against the key directly
- * (secp256k1.ts recoversTo: the same answer, about a quarter less work). A
- * refusal on that path is checked again by full recovery, so its reason is
- * the same as without the key.
- * The caller passes the precomputed digest, so no typed data is re-hashed.
+ * Recovery is libsecp256k1's (secp256k1.ts, the native binding); the address is the last 20 bytes
+ * of keccak256(x ‖ y). The caller passes the precomputed digest, so no typed data is re-hashed.
  */
-
 import { keccak256 } from "./keccak256.ts";
-import { HALF_N, N, recoverPublicKey, recoversTo, type SignerKey, signerKey, warmUpSecp256k1 } from "./secp256k1.ts";
+import { HALF_N_BYTES, N_BYTES, secp256k1 } from "./secp256k1.ts";
 
 export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 
@@ -23,52 +15,39 @@ const SIGNATURE_RE = /^0x[0-9a-fA-F]{130}$/;
 const DIGEST_RE = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 
-/** Signers whose key is kept (with its table, about 10 kB each). */
-export const MAX_SIGNER_KEYS = 1024;
+/** Compares a[from..from+32) with the 32 bytes of b, as big-endian numbers. */
+function compare32(a: Uint8Array, from: number, b: Uint8Array): number {
+  for (let i = 0; i < 32; i++) {
+    const d = a[from + i] - b[i];
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+function isZero32(a: Uint8Array, from: number): boolean {
+  for (let i = 0; i < 32; i++) if (a[from + i] !== 0) return false;
+  return true;
+}
+
+// Reused buffers: everything below is synchronous, so no call can interleave.
+const pubOut = new Uint8Array(65);
 
 /**
- * Known signer keys by lowercase address (no 0x): the bare key after a first signature, its table
- * from the second on (so a signer who signs once costs no table). A Map keeps insertion order,
- * refreshed on use.
+ * Checks the 64 bytes r ‖ s and the recovery id against `digest` (32 bytes) and the expected
+ * address (20 bytes). Reasons are short and never repeat the signature.
  */
-const signerKeys = new Map<string, SignerKey | { x: bigint; y: bigint }>();
-
-/** Builds the fixed-base table now instead of on the first verification (it takes a few ms). */
-export function warmUpSignatureChecks(): void {
-  warmUpSecp256k1();
-}
-
-/** Forgets every known signer key (tests). */
-export function forgetSignerKeys(): void {
-  signerKeys.clear();
-}
-
-/** How many signer keys are kept (tests). */
-export function knownSignerKeys(): number {
-  return signerKeys.size;
-}
-
-/** Whether this signer's key is kept (tests). */
-export function knowsSigner(address: string): boolean {
-  return signerKeys.has(address.slice(2).toLowerCase());
-}
-
-const HEX_BYTE: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
-const pubBuf = new Uint8Array(64);
-
-function writeWord(out: Uint8Array, offset: number, v: bigint): void {
-  const hex = v.toString(16).padStart(64, "0");
-  for (let i = 0; i < 32; i++) out[offset + i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-}
-
-/** The Ethereum address (lowercase hex, no 0x) of a public key. */
-function addressOf(x: bigint, y: bigint): string {
-  writeWord(pubBuf, 0, x);
-  writeWord(pubBuf, 32, y);
-  const h = keccak256(pubBuf);
-  let out = "";
-  for (let i = 12; i < 32; i++) out += HEX_BYTE[h[i]];
-  return out;
+export function checkRecoverableSignature(rs: Uint8Array, v: number, digest: Uint8Array, expected: Uint8Array): SignatureCheck {
+  const yParity = v === 27 || v === 28 ? v - 27 : v === 0 || v === 1 ? v : -1;
+  if (yParity < 0) return { ok: false, reason: "signature v must be 27, 28, 0 or 1" };
+  if (isZero32(rs, 0) || compare32(rs, 0, N_BYTES) >= 0) return { ok: false, reason: "signature r is out of range" };
+  if (isZero32(rs, 32) || compare32(rs, 32, N_BYTES) >= 0) return { ok: false, reason: "signature s is out of range" };
+  if (compare32(rs, 32, HALF_N_BYTES) > 0) return { ok: false, reason: "signature s is not low (malleable form)" };
+  if (secp256k1().ecdsaRecover(pubOut, rs, yParity, digest) !== 0) return { ok: false, reason: "signature does not recover to a public key" };
+  const h = keccak256(pubOut.subarray(1));
+  for (let i = 0; i < 20; i++) {
+    if (h[12 + i] !== expected[i]) return { ok: false, reason: "signature is not by the order's signer" };
+  }
+  return { ok: true };
 }
 
 /**
@@ -89,29 +68,11 @@ export function verifyOrderSignature(args: {
   if (typeof signature !== "string" || !SIGNATURE_RE.test(signature)) {
     return { ok: false, reason: "signature must be 0x followed by 130 hex digits" };
   }
-  const r = BigInt(`0x${signature.slice(2, 66)}`);
-  const s = BigInt(`0x${signature.slice(66, 130)}`);
-  const v = Number.parseInt(signature.slice(130, 132), 16);
-  const yParity = v === 27 || v === 28 ? v - 27 : v === 0 || v === 1 ? v : -1;
-  if (yParity < 0) return { ok: false, reason: "signature v must be 27, 28, 0 or 1" };
-  if (r === 0n || r >= N) return { ok: false, reason: "signature r is out of range" };
-  if (s === 0n || s >= N) return { ok: false, reason: "signature s is out of range" };
-  if (s > HALF_N) return { ok: false, reason: "signature s is not low (malleable form)" };
-  const e = BigInt(digest);
-  const signer = expectedSigner.slice(2).toLowerCase();
-  const kept = signerKeys.get(signer);
-  if (kept) {
-    const key = "xs" in kept ? kept : signerKey(kept.x, kept.y);
-    signerKeys.delete(signer);
-    signerKeys.set(signer, key);
-    if (recoversTo(e, r, s, yParity, key)) return { ok: true };
-  }
-  const q = recoverPublicKey(e, r, s, yParity);
-  if (q === null) return { ok: false, reason: "signature does not recover to a public key" };
-  if (addressOf(q.x, q.y) !== signer) return { ok: false, reason: "signature is not by the order's signer" };
-  if (!kept) {
-    if (signerKeys.size >= MAX_SIGNER_KEYS) signerKeys.delete(signerKeys.keys().next().value as string);
-    signerKeys.set(signer, q);
-  }
-  return { ok: true };
+  const sig = Buffer.from(signature.slice(2), "hex");
+  return checkRecoverableSignature(
+    sig.subarray(0, 64),
+    sig[64],
+    Buffer.from(digest.slice(2), "hex"),
+    Buffer.from(expectedSigner.slice(2), "hex"),
+  );
 }

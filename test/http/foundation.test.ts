@@ -400,7 +400,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       expect(res.status).toBe(201);
       const a = res.body;
       expect(Object.keys(a).sort()).toEqual(
-        ["breaker", "created_at", "credentials", "daily_volume", "id", "limits", "mode", "name", "open_orders", "org_id", "signature_type", "signer_address", "wallet_address"].sort(),
+        ["breaker", "created_at", "credentials", "daily_volume", "id", "limits", "mode", "name", "open_orders", "org_id", "owner_address", "signature_type", "signer_address", "wallet_address"].sort(),
       );
       expect(a.id).toMatch(/^agt_[0-9a-z]{20}$/);
       expect(a.org_id).toBe(orgId);
@@ -409,6 +409,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       expect(a.wallet_address.toLowerCase()).toBe(WALLET.toLowerCase());
       expect(a.signer_address.toLowerCase()).toBe(WALLET.toLowerCase());
       expect(a.signature_type).toBe(0);
+      expect(a.owner_address).toBeNull();
       expect(a.limits).toEqual({ ...DEFAULT_LIMITS });
       expect(a.breaker).toEqual({ state: "closed", reason: null, since: null });
       expect(a.daily_volume.used_usdc).toBe(0);
@@ -435,7 +436,8 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
           body: {
             name: `bot ${signature_type}`,
             wallet_address: WALLET,
-            signer_address: SIGNER,
+            // Type 3 (deposit wallet): the wallet signs, its owner EOA is declared (CONTRACT section 4).
+            ...(signature_type === 3 ? { owner_address: SIGNER } : { signer_address: SIGNER }),
             signature_type,
             limits: { daily_volume_usdc: 250.5, max_order_usdc: 20, market_deny: ["123"], category_allow: ["sports"] },
           },
@@ -444,7 +446,8 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
         const a = res.body;
         expect(a.name).toBe(`bot ${signature_type}`);
         expect(a.wallet_address.toLowerCase()).toBe(WALLET.toLowerCase());
-        expect(a.signer_address.toLowerCase()).toBe(SIGNER.toLowerCase());
+        expect(a.signer_address.toLowerCase()).toBe((signature_type === 3 ? WALLET : SIGNER).toLowerCase());
+        expect(a.owner_address).toBe(signature_type === 3 ? SIGNER.toLowerCase() : null);
         expect(a.signature_type).toBe(signature_type);
         expect(a.limits).toEqual({ ...DEFAULT_LIMITS, daily_volume_usdc: 250.5, max_order_usdc: 20, market_deny: ["123"], category_allow: ["sports"] });
         expect(a.daily_volume.limit_usdc).toBe(250.5);

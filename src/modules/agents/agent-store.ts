@@ -55,6 +55,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
         walletAddress: a.walletAddress,
         signerAddress: a.signerAddress,
         signatureType: a.signatureType,
+        ownerAddress: a.ownerAddress ?? null,
         createdAt: a.createdAt,
       },
       limits: { ...DEFAULT_LIMITS, ...(a.limits as Partial<Limits>) } as AgentLimits,

@@ -11,6 +11,7 @@ export const CreateAgentBody = t.Object(
     wallet_address: Address,
     signer_address: t.Optional(Address),
     signature_type: t.Optional(t.Union([t.Literal(0), t.Literal(1), t.Literal(2), t.Literal(3)])),
+    owner_address: t.Optional(Address),
     limits: t.Optional(LimitsPatchSchema),
   },
   { additionalProperties: false },
@@ -27,6 +28,7 @@ export const AgentModel = t.Object({
   wallet_address: t.String(),
   signer_address: t.String(),
   signature_type: t.Integer(),
+  owner_address: t.Union([t.String(), t.Null()]),
   limits: LimitsSchema,
   breaker: t.Object({
     state: t.Union([t.Literal("closed"), t.Literal("tripped")]),

@@ -43,14 +43,19 @@ export class AgentService {
     const now = new Date();
     const id = newId("agt");
     const wallet = body.wallet_address.toLowerCase();
+    const signatureType = body.signature_type ?? 0;
+    const signer = (body.signer_address ?? body.wallet_address).toLowerCase();
+    const owner = body.owner_address?.toLowerCase() ?? null;
+    checkSigningAddresses({ wallet, signer, owner, signatureType });
     await this.db.insert(agents).values({
       id,
       orgId: caller.orgId,
       name: body.name ?? null,
       mode: "payload",
       walletAddress: wallet,
-      signerAddress: (body.signer_address ?? body.wallet_address).toLowerCase(),
-      signatureType: body.signature_type ?? 0,
+      signerAddress: signer,
+      signatureType,
+      ownerAddress: owner,
       limits: { ...limits },
       createdAt: now,
       updatedAt: now,
@@ -130,6 +135,7 @@ export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
     wallet_address: v.profile.walletAddress,
     signer_address: v.profile.signerAddress,
     signature_type: v.profile.signatureType,
+    owner_address: v.profile.ownerAddress ?? null,
     limits: v.limits,
     breaker: { state: v.breaker.state, reason: v.breaker.reason, since: v.breaker.since?.toISOString() ?? null },
     daily_volume: { used_usdc: unitsToNumber(v.dailyUsedUnits), limit_usdc: v.limits.daily_volume_usdc, resets_at: resets.toISOString() },
@@ -139,4 +145,26 @@ export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
       : null,
     created_at: v.profile.createdAt.toISOString(),
   };
+}
+
+const ZERO_ADDRESS = `0x${"0".repeat(40)}`;
+
+/**
+ * CONTRACT section 4: the zero address is never accepted; signature type 3 (deposit wallet) needs
+ * `owner_address` (the EOA that signs) and has the wallet as both maker and signer; the other
+ * types refuse `owner_address`. Addresses arrive lowercased.
+ */
+function checkSigningAddresses(a: { wallet: string; signer: string; owner: string | null; signatureType: number }): void {
+  const errors: { path: string; message: string }[] = [];
+  if (a.wallet === ZERO_ADDRESS) errors.push({ path: "/wallet_address", message: "the zero address is not accepted" });
+  if (a.signer === ZERO_ADDRESS) errors.push({ path: "/signer_address", message: "the zero address is not accepted" });
+  if (a.owner === ZERO_ADDRESS) errors.push({ path: "/owner_address", message: "the zero address is not accepted" });
+  if (a.signatureType === 3) {
+    if (a.owner === null) errors.push({ path: "/owner_address", message: "required for signature_type 3 (deposit wallet): the EOA that signs for it" });
+    if (a.signer !== a.wallet) errors.push({ path: "/signer_address", message: "for signature_type 3 the signer is the deposit wallet itself (wallet_address)" });
+    if (a.owner !== null && a.owner === a.wallet) errors.push({ path: "/owner_address", message: "the owner must be the EOA that signs, not the deposit wallet" });
+  } else if (a.owner !== null) {
+    errors.push({ path: "/owner_address", message: "only accepted with signature_type 3 (deposit wallet)" });
+  }
+  if (errors.length) throw new InvalidRequestError(`${errors[0].path}: ${errors[0].message}`, errors);
 }

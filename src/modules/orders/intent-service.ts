@@ -7,7 +7,7 @@
 import type { TrackedOrder } from "../../../actors/ports.ts";
 import type { Config } from "../../config.ts";
 import { orderHash } from "../../eip712/order-hash.ts";
-import { buildUnsignedOrder, randomSalt, ZERO_BYTES32 } from "../../eip712/order-typed-data.ts";
+import { buildUnsignedOrder, type MarketVersion, randomSalt, ZERO_BYTES32 } from "../../eip712/order-typed-data.ts";
 import { ForbiddenError, InvalidRequestError, InvalidStateError, RiskRejectedError } from "../../errors/errors.ts";
 import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import type { Caller } from "../../http/caller.ts";
@@ -99,6 +99,8 @@ export class IntentService {
     const signatureDeadline = mode === "payload" ? new Date(Date.now() + config.signatureTtlS * 1000) : null;
     let built: { message: OrderMessage; hash: `0x${string}`; typedData: ReturnType<typeof buildUnsignedOrder> } | null = null;
     const negRisk = market?.neg_risk ?? false;
+    // The market's protocol version picks the exchange domain (CONTRACT section 6); a market without one is v1.
+    const version: MarketVersion = (market as { version?: MarketVersion } | null)?.version === "v2" ? "v2" : "v1";
 
     const result = await actor.reserve({
       order: {
@@ -128,8 +130,8 @@ export class IntentService {
           metadata: ZERO_BYTES32,
           builder: config.builderCode,
         };
-        const typedData = buildUnsignedOrder({ chainId: config.chainId, negRisk, message });
-        const hash = orderHash({ chainId: config.chainId, negRisk, message });
+        const typedData = buildUnsignedOrder({ chainId: config.chainId, negRisk, version, message });
+        const hash = orderHash({ chainId: config.chainId, negRisk, version, message });
         built = { message, hash, typedData };
         const at = new Date(timestampMs);
         return repo.insert(

@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { DEPOSIT_WALLET_SIGNATURE_HEX_LENGTH } from "../../eip712/deposit-wallet-signature.ts";
 import { idPattern } from "../../domain/ids.ts";
 import { PageQuery } from "../../http/pagination.ts";
 
@@ -36,7 +37,11 @@ export const VenueAuthSchema = t.Object(
 export const SubmitSignedBody = t.Object(
   {
     order_id: t.String({ pattern: idPattern("ord") }),
-    signature: t.String({ maxLength: 200, description: "0x + 130 hex digits (65 bytes), low s" }),
+    signature: t.String({
+      maxLength: DEPOSIT_WALLET_SIGNATURE_HEX_LENGTH,
+      description:
+        "signature types 0-2: 0x + 130 hex digits (65 bytes, low s); type 3 (deposit wallet): the ERC-7739 wrapped signature, 0x + 634 hex digits (317 bytes)",
+    }),
     venue_auth: t.Optional(VenueAuthSchema),
   },
   { additionalProperties: false },

@@ -3,7 +3,7 @@
  * expiry of unsigned orders, and reconciliation of orders whose venue state is
  * not settled (`submitting` after a crash, `unknown` after a timeout).
  */
-import { verifyOrderSignature } from "../../eip712/verify-order-signature.ts";
+import { verifySignedOrder } from "../../eip712/verify-signed-order.ts";
 import {
   ForbiddenError,
   InvalidSignatureError,
@@ -24,8 +24,6 @@ import type { SubmitSignedBody } from "./model.ts";
 import type { OrderRepository, OrderRow } from "./order-repository.ts";
 import { toOrderModel } from "./order-view.ts";
 import type { VenueSubmission } from "./venue-submission.ts";
-
-const SIGNATURE_RE = /^0x[0-9a-fA-F]{130}$/;
 
 export class OrderService {
   constructor(
@@ -76,11 +74,14 @@ export class OrderService {
       throw new OrderExpiredError(row.id);
     }
     const message = row.typedData.message;
-    if (!SIGNATURE_RE.test(body.signature)) throw new InvalidSignatureError("the signature must be 0x followed by 130 hex digits (65 bytes)");
-    if (message.signatureType !== 3) {
-      const check = verifyOrderSignature({ digest: row.orderHash, signature: body.signature, expectedSigner: message.signer });
-      if (!check.ok) throw new InvalidSignatureError(check.reason);
-    }
+    const check = verifySignedOrder({
+      domain: row.typedData.domain,
+      message,
+      orderHash: row.orderHash,
+      signature: body.signature,
+      owner: actor.view().profile.ownerAddress,
+    });
+    if (!check.ok) throw new InvalidSignatureError(check.reason);
     const start = await actor.beginSubmission(row.id, async () => {
       await repo.transition(row.id, ["awaiting_signature"], "expired", "signature deadline passed");
     });

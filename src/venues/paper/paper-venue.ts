@@ -31,7 +31,7 @@ import {
   type VenueOrderStatus,
   VenueUnavailableError,
 } from "../venue.ts";
-import { venueOrderHash } from "../venue-order-hash.ts";
+import { orderHash as codecOrderHash } from "../../eip712/order-hash.ts";
 import { type BookSide, TokenBook } from "./order-book.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -41,7 +41,7 @@ export { EXCHANGE_V2 as CTF_EXCHANGE_V2, NEG_RISK_EXCHANGE_V2 as NEG_RISK_CTF_EX
 
 /** keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(order)) under the market's domain; the order must be well formed. */
 export function orderHash(order: OrderMessage, opts: { chainId: number; negRisk: boolean; version?: Market["version"] }): `0x${string}` {
-  return venueOrderHash(order, opts);
+  return codecOrderHash({ ...opts, message: order });
 }
 
 const UINT_RE = /^[0-9]{1,78}$/;
@@ -407,7 +407,8 @@ export class PaperVenue implements Venue {
 
   async postSignedOrder(req: PostSignedOrder, opts?: CallOptions): Promise<PostResult> {
     checkSignal(opts);
-    if (typeof req.signature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(req.signature)) {
+    // 65 bytes (types 0-2) or the 317-byte ERC-7739 wrapper of a deposit wallet (type 3).
+    if (typeof req.signature !== "string" || !/^0x(?:[0-9a-fA-F]{130}|[0-9a-fA-F]{634})$/.test(req.signature)) {
       return { ok: false, error: "invalid order signature" };
     }
     const owner = req.owner ?? req.venue_auth?.api_key ?? req.order?.signer ?? "";

@@ -49,7 +49,7 @@ import { verifyL2Signature } from "../clob/l2-auth.ts";
 import { SIZE_DECIMALS } from "../markets-file.ts";
 import { PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
 import type { Market, OrderMessage, OrderType } from "../venue.ts";
-import { venueOrderDomain } from "../venue-order-hash.ts";
+import { selectOrderDomain } from "../../eip712/order-typed-data.ts";
 import { deriveApiCreds, verifyL1Headers } from "./l1-auth.ts";
 import { mergeFaults, type SimCredential, type SimFaults, VenueSimState } from "./sim-state.ts";
 import { clobMarketJson, marketJson, orderJson, page, type SimTrade, tradeJson } from "./sim-wire.ts";
@@ -239,16 +239,16 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
   /** null when the signature is good for the market's domain; else the venue's refusal. */
   const checkSignature = async (order: OrderMessage, signature: string, market: Market): Promise<string | null> => {
     const ownerOf = (w: string) => state.ownerOf(w);
-    let domain: ReturnType<typeof venueOrderDomain>;
+    let domain: ReturnType<typeof selectOrderDomain>;
     try {
-      domain = venueOrderDomain(chainId, { negRisk: market.neg_risk, version: market.version });
+      domain = selectOrderDomain({ chainId, negRisk: market.neg_risk, version: market.version });
     } catch (err) {
       return (err as Error).message;
     }
     const verdict = await verifyPostedOrder({ order, signature, domain, ownerOf });
     if (verdict.ok) return null;
     try {
-      const other = venueOrderDomain(chainId, { negRisk: market.neg_risk, version: (market.version ?? "v1") === "v1" ? "v2" : "v1" });
+      const other = selectOrderDomain({ chainId, negRisk: market.neg_risk, version: (market.version ?? "v1") === "v1" ? "v2" : "v1" });
       if ((await verifyPostedOrder({ order, signature, domain: other, ownerOf })).ok) return "order_version_mismatch";
     } catch {
       // no other domain on this chain

@@ -15,7 +15,7 @@
  */
 import { hashDomain, hashStruct, hashTypedData, type Hex, recoverAddress, toHex } from "viem";
 import { ORDER_TYPE_STRING, ORDER_TYPES } from "../../eip712/order-typed-data.ts";
-import type { VenueOrderDomain } from "../venue-order-hash.ts";
+import type { OrderDomain as VenueOrderDomain } from "../../eip712/order-typed-data.ts";
 import type { OrderMessage } from "../venue.ts";
 
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
