@@ -1,6 +1,8 @@
 /** The SDK against the real service over HTTP: payload with signing, delegated, kill, and every error type. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createWalletClient, http } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { polygon } from "viem/chains";
 import {
   BrokerClient,
   ConflictError,
@@ -14,6 +16,7 @@ import {
   RiskRejectedError,
   ScopeError,
   UnauthenticatedError,
+  walletClientSigner,
   type PayloadIntentAnswer,
 } from "../../packages/sdk/src/client.ts";
 import { CHECK_NAMES, DEM_YES, FED_YES } from "../support/payload.ts";
@@ -93,6 +96,29 @@ describeEachDatabase("sdk against the live service", (_kind, database) => {
     const stale = await rejection(client.signAndSubmit(second, account), ConflictError);
     expect(stale.code).toBe("invalid_state");
     expect(stale.problem.order_status).toBe("cancelled");
+  });
+
+  test("signature types: a deposit wallet (type 3) signed by its owner through viem's ERC-7739 wrapper, and a wallet-client signer", async () => {
+    const { client } = await newOrgClient(live.url);
+    const owner = wallet();
+    const depositWallet = wallet().address;
+    const agent = await client.createAgent({ wallet_address: depositWallet, signature_type: 3, owner_address: owner.address });
+    expect(agent.signature_type).toBe(3);
+    expect(agent.owner_address?.toLowerCase()).toBe(owner.address.toLowerCase());
+    const answer = (await client.placeIntent(intent(agent.id))) as PayloadIntentAnswer;
+    expect(answer.unsigned_order.message.signatureType).toBe(3);
+    // The owner's plain EIP-712 signature is not what a deposit wallet accepts.
+    const plain = await owner.signTypedData(answer.unsigned_order as any);
+    expect((await rejection(client.submitSigned({ order_id: answer.order_id, signature: plain }), InvalidSignatureError)).code).toBe("invalid_signature");
+    const submitted = await client.signAndSubmit(answer, owner);
+    expect(["open", "filled"]).toContain(submitted.status);
+
+    // Any EIP-712 signer: viem's wallet client over a local account.
+    const eoa = wallet();
+    const wc = createWalletClient({ account: eoa, chain: polygon, transport: http("http://127.0.0.1:9") });
+    const plainAgent = await client.createAgent({ wallet_address: eoa.address });
+    const a2 = (await client.placeIntent(intent(plainAgent.id))) as PayloadIntentAnswer;
+    expect(["open", "filled"]).toContain((await client.signAndSubmit(a2, walletClientSigner(wc, eoa))).status);
   });
 
   test("delegated mode and the kill switch: credentials, a placed order, kill cancels it and deletes the credentials", async () => {

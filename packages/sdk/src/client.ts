@@ -33,7 +33,7 @@ import { buildVenueAuth, type VenueCredentials } from "./venue-auth.js";
 export * from "./errors.js";
 export type * from "./types.js";
 export { buildVenueAuth, buildL2Signature, serializePostOrderBody, type VenueCredentials } from "./venue-auth.js";
-export { signUnsignedOrder, walletClientSigner, type TypedDataSigner } from "./signing.js";
+export { signUnsignedOrder, walletClientSigner, type TypedDataSigner, type TypedDataDefinition } from "./signing.js";
 export type { EventsOptions } from "./events.js";
 export type { RetryOptions } from "./transport.js";
 
