@@ -11,6 +11,7 @@ import { BrokerClient, type PayloadIntentAnswer } from "@agent-brokerage/sdk";
 import { createMcpHandler, hostHeaderValidationResponse, localhostAllowedHostnames } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { ConfigError, loadMcpConfig } from "./config.js";
+import { RecentEvents } from "./recent-events.js";
 import { createBrokerMcpServer } from "./server.js";
 
 const log = (msg: string) => process.stderr.write(`${JSON.stringify({ at: new Date().toISOString(), msg })}\n`);
@@ -23,10 +24,17 @@ async function main(): Promise<void> {
   const client = new BrokerClient({ baseUrl: config.brokerUrl, apiKey: config.apiKey });
   // Unsigned orders awaiting sign_and_submit, shared by every server instance of this process.
   const pending = new Map<string, PayloadIntentAnswer>();
-  const make = () => createBrokerMcpServer({ client, agentId: config.agentId, signer: config.signer, venueCredentials: config.venueCredentials, pending });
+  const recentEvents = config.agentId ? new RecentEvents(client, config.agentId).start() : undefined;
+  const make = () =>
+    createBrokerMcpServer({ client, agentId: config.agentId, signer: config.signer, venueCredentials: config.venueCredentials, pending, recentEvents });
 
   if (!values.http) {
     serveStdio(make);
+    // The client closing stdin ends the session: stop the background event subscription too.
+    process.stdin.on("close", () => {
+      recentEvents?.close();
+      setTimeout(() => process.exit(0), 100).unref();
+    });
     log(`agent-brokerage MCP server on stdio for ${config.brokerUrl}${config.signer ? " with a local signer" : ""}`);
     return;
   }
@@ -50,7 +58,10 @@ async function main(): Promise<void> {
     },
     (info) => log(`agent-brokerage MCP server on http://${values.host}:${info.port}/mcp for ${config.brokerUrl}`),
   );
-  const stop = () => server.close(() => process.exit(0));
+  const stop = () => {
+    recentEvents?.close();
+    server.close(() => process.exit(0));
+  };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
 }

@@ -7,6 +7,7 @@ import { BrokerClient, type IntentRequest, type PayloadIntentAnswer, type VenueC
 import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import type { PrivateKeyAccount } from "viem/accounts";
 import { z } from "zod";
+import type { RecentEvents } from "./recent-events.js";
 import { errorResult, errorText, ok, riskRejection } from "./tool-result.js";
 
 export const SERVER_NAME = "agent-brokerage";
@@ -19,6 +20,8 @@ export interface BrokerMcpOptions {
   venueCredentials?: VenueCredentials;
   /** Payload answers awaiting a signature, by order id; shared by every session of the process. */
   pending?: Map<string, PayloadIntentAnswer>;
+  /** The agent's recent events, for the broker://events/recent resource. */
+  recentEvents?: RecentEvents;
 }
 
 // ------------------------------------------------------------------ schemas
@@ -354,6 +357,19 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
         ]);
         return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify({ orders: [...open.data, ...awaiting.data] }, null, 2) }] };
       },
+    );
+  }
+  if (o.recentEvents) {
+    const feed = o.recentEvents;
+    server.registerResource(
+      "recent_events",
+      "broker://events/recent",
+      {
+        title: "Recent events",
+        description: "The configured agent's latest events (order status changes, risk rejections with their failures, breaker trips, kills), oldest first.",
+        mimeType: "application/json",
+      },
+      async (uri) => ({ contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(feed.snapshot(), null, 2) }] }),
     );
   }
   return server;
