@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { Database } from "../../db/database.ts";
 import { ServiceUnavailableError } from "../../errors/errors.ts";
-import { PROMETHEUS_CONTENT_TYPE, type Registry } from "../../observability/metrics.ts";
+import type { Registry } from "prom-client";
 import type { Venue } from "../../venues/venue.ts";
 
 export function healthModule(deps: { database: Database; venue: Venue; registry: Registry }) {
@@ -23,7 +23,7 @@ export function healthModule(deps: { database: Database; venue: Venue; registry:
     )
     .get(
       "/metrics",
-      () => new Response(deps.registry.render(), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }),
+      async () => new Response(await deps.registry.metrics(), { headers: { "content-type": deps.registry.contentType } }),
       { detail: { summary: "Prometheus metrics", tags: ["operations"] } },
     );
 }
