@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import type { Venue } from "../../venues/venue.ts";
-import { MarketIdParam, MarketModel, MarketPage, MarketsQuery } from "./model.ts";
+import { MarketIdParam, MarketModel, MarketPage, MarketsQuery, marketsResponses } from "./model.ts";
 import { MarketService } from "./service.ts";
 
 const bool = (v: string | undefined) => (v === undefined ? undefined : v === "true");
@@ -33,12 +33,13 @@ export function marketsModule(deps: { venue: Venue; timeoutMs: number }) {
             "tradeable markets are `?active=true&closed=false`). `limit` (1-200, default 50) and the opaque `cursor` from `next_cursor` page through the list.",
           tags: ["markets"],
           security: [],
+          responses: marketsResponses.list,
         },
       },
     )
     .get("/:market_id", ({ params }) => markets.get(params.market_id), {
       params: MarketIdParam,
       response: { 200: MarketModel },
-      detail: { summary: "Get one outcome token's market (public)", tags: ["markets"], security: [] },
+      detail: { summary: "Get one outcome token's market (public)", tags: ["markets"], security: [], responses: marketsResponses.get },
     });
 }
