@@ -1,5 +1,5 @@
 /**
- * The unsigned order of CONTRACT section 6: EIP-712 typed data for the
+ * The unsigned order of docs/api.md#the-unsigned-order: EIP-712 typed data for the
  * Polymarket CTF Exchange V2, in the JSON shape that viem's `signTypedData` and
  * `eth_signTypedData_v4` accept as they are (uint256 as decimal strings, uint8
  * as numbers).

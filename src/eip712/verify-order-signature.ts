@@ -1,5 +1,5 @@
 /**
- * Signature check of CONTRACT section 7: a 65-byte (r ‖ s ‖ v) secp256k1
+ * Signature check of docs/api.md#submit-signed: a 65-byte (r ‖ s ‖ v) secp256k1
  * signature with a low s must recover, over the order's EIP-712 digest, to the
  * order's signer.
  *

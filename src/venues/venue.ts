@@ -6,7 +6,7 @@
 
 export type Outcome = { token_id: string; outcome: string };
 
-/** A market as the markets file (CONTRACT 11.4) describes it, without books. */
+/** A market as the markets file (docs/architecture.md#the-markets-file) describes it, without books. */
 export interface Market {
   condition_id: string;
   question: string;
@@ -33,7 +33,7 @@ export interface OrderBook {
   timestamp_ms: number;
 }
 
-/** The signed struct of CONTRACT section 6: uint256 as decimal strings, uint8 as numbers. */
+/** The signed struct of docs/api.md#the-unsigned-order: uint256 as decimal strings, uint8 as numbers. */
 export interface OrderMessage {
   salt: string;
   maker: `0x${string}`;
@@ -50,7 +50,7 @@ export interface OrderMessage {
 
 export type OrderType = "GTC" | "GTD" | "FOK" | "FAK";
 
-/** Polymarket L2 credentials of the order's signer, passed through and never stored (CONTRACT 7). */
+/** Polymarket L2 credentials of the order's signer, passed through and never stored (docs/api.md#submit-signed). */
 export interface VenueAuth {
   address?: string;
   api_key: string;

@@ -3,7 +3,7 @@ import { AgentHaltedError, ForbiddenScopeError, InvalidCredentialsError, Invalid
 import { problemResponses } from "../../errors/problem-model.ts";
 import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 
-/** Scopes a delegated agent's venue credentials may carry (CONTRACT 8), in their canonical order. */
+/** Scopes a delegated agent's venue credentials may carry (docs/api.md#credentials), in their canonical order. */
 export const ALLOWED_SCOPES = ["order:place", "order:cancel"] as const;
 /** Scopes that would give the service power over funds: always refused with 400 forbidden_scope. */
 export const FORBIDDEN_SCOPES = ["withdraw", "transfer", "balance_modify"] as const;

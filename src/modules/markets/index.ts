@@ -1,5 +1,5 @@
 /**
- * `GET /v1/markets` and `GET /v1/markets/:market_id` (CONTRACT 11.4). Public routes: market data
+ * `GET /v1/markets` and `GET /v1/markets/:market_id` (docs/architecture.md#the-markets-file). Public routes: market data
  * is the venue's public data, so no API key is asked for (an agent can look before it registers).
  */
 import { Elysia } from "elysia";

@@ -26,7 +26,7 @@ export type MarketsQuery = typeof MarketsQuery.static;
 
 const Price = t.Union([t.String({ description: "decimal price" }), t.Null()]);
 
-/** One outcome token of a market (CONTRACT 11.4). */
+/** One outcome token of a market (docs/architecture.md#the-markets-file). */
 export const MarketModel = t.Object(
   {
   market_id: t.String({ description: "outcome token id (Polymarket token_id): the market_id of an order intent" }),

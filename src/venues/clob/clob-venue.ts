@@ -1,5 +1,5 @@
 /**
- * HTTP adapter for a venue speaking Polymarket's CLOB V2 wire format (CONTRACT 11.2): the real
+ * HTTP adapter for a venue speaking Polymarket's CLOB V2 wire format (docs/architecture.md#venues): the real
  * https://clob.polymarket.com or the venue simulator (src/venues/sim).
  *
  * Wire shapes, as Polymarket's clob-client-v2 (src/client.ts, src/endpoints.ts, src/types/clob.ts,
@@ -91,7 +91,7 @@ export interface PostOrderBodyInput {
 }
 
 /**
- * The exact POST /order body. Callers who sign L2 headers for the service (CONTRACT 7 venue_auth)
+ * The exact POST /order body. Callers who sign L2 headers for the service (`venue_auth`, docs/api.md#submit-signed)
  * must compute their POLY_SIGNATURE over this string, byte for byte:
  *
  *   {"order":{"salt":<salt as a JSON integer>,"maker":"<maker>","signer":"<signer>","tokenId":"<tokenId>",

@@ -1,5 +1,5 @@
 /**
- * The venue simulator (CONTRACT 11.3): a real HTTP server speaking the CLOB V2 wire format that
+ * The venue simulator (docs/architecture.md#venues): a real HTTP server speaking the CLOB V2 wire format that
  * ClobVenue speaks (see the route table in src/venues/clob/clob-venue.ts), with matching done by
  * the paper venue's engine.
  *
@@ -52,7 +52,7 @@ export interface VenueSimOptions {
   hostname?: string;
   /** Path of a markets file; used when `markets` is not given. */
   marketsFile?: string;
-  /** Markets-file entries (CONTRACT 11.4) in memory. */
+  /** Markets-file entries (docs/architecture.md#the-markets-file) in memory. */
   markets?: unknown;
   /** Options of the underlying paper engine (chainId for order ids, clock). */
   paper?: PaperVenueOptions;
