@@ -108,6 +108,13 @@ describe("OpenAPI document", () => {
     expect(problems).toBeGreaterThan(30);
   });
 
+  test("every path parameter has an example", () => {
+    const missing = operations.flatMap(([id, op]) =>
+      (op.parameters ?? []).filter((p) => p.in === "path" && !(p.schema?.examples?.length > 0)).map((p) => `${id} ${p.name}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
   test("path and query parameters are listed with their schemas", () => {
     const params = (id: string) => (operations.find(([o]) => o === id)?.[1].parameters ?? []).map((p) => `${p.in}:${p.name}`);
     expect(params("get /v1/agents/{id}")).toEqual(["path:id"]);

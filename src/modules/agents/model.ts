@@ -5,7 +5,7 @@ import { idPattern } from "../../ids.ts";
 import { LimitsPatchSchema, LimitsSchema } from "../../risk/limits.ts";
 
 export const Address = t.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "an EVM address" });
-export const AgentIdParam = t.Object({ id: t.String({ pattern: idPattern("agt"), description: "agent id" }) });
+export const AgentIdParam = t.Object({ id: t.String({ pattern: idPattern("agt"), description: "agent id", examples: ["agt_20ew38ygo3k92ke1kcen"] }) });
 
 export const CreateAgentBody = t.Object(
   {

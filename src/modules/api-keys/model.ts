@@ -19,7 +19,7 @@ export const IssuedKey = t.Object({
   created_at: t.String(),
 }, { examples: [{"id": "key_20ew38z79q80dqnvpmc0", "key": "bk_9pX2mQ7rT4vW1yZ3bC5dE8fG0hJ6kL2nP4sU7wA9cE1", "name": "agent key", "agent_id": "agt_20ew38ygo3k92ke1kcen", "created_at": "2026-11-24T03:13:45.704Z"}] });
 
-export const KeyIdParam = t.Object({ id: t.String({ pattern: idPattern("key") }) });
+export const KeyIdParam = t.Object({ id: t.String({ pattern: idPattern("key"), description: "API key id", examples: ["key_20ew38z79q80dqnvpmc0"] }) });
 
 const KeyListItem = t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]), agent_id: t.Union([t.String(), t.Null()]), hint: t.String({ description: "the key's last 4 characters" }), created_at: t.String() });
 const KeyPage = t.Object({ data: t.Array(KeyListItem), next_cursor: t.Union([t.String(), t.Null()]) });

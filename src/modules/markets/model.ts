@@ -8,7 +8,11 @@ import { PageQuery } from "../../http/pagination.ts";
 export const MARKET_ID_PATTERN = "^[0-9]{1,78}$";
 
 export const MarketIdParam = t.Object({
-  market_id: t.String({ pattern: MARKET_ID_PATTERN, description: "outcome token id, a decimal uint256 string" }),
+  market_id: t.String({
+    pattern: MARKET_ID_PATTERN,
+    description: "outcome token id, a decimal uint256 string",
+    examples: ["62116011324642788450213843133477763167049099528131416799711191854278105821744"],
+  }),
 });
 
 const BoolText = t.String({ pattern: "^(true|false)$", description: "true or false" });

@@ -49,7 +49,7 @@ export const SubmitSignedBody = t.Object(
 );
 export type SubmitSignedBody = typeof SubmitSignedBody.static;
 
-export const OrderIdParam = t.Object({ id: t.String({ pattern: idPattern("ord") }) });
+export const OrderIdParam = t.Object({ id: t.String({ pattern: idPattern("ord"), description: "order id", examples: ["ord_20ew38ypczk6rwcdelno"] }) });
 
 export const OrderStatusSchema = t.Union(
   ["awaiting_signature", "submitting", "open", "filled", "cancelled", "expired", "rejected", "failed", "unknown"].map((s) => t.Literal(s)),
