@@ -22,6 +22,7 @@ import { AgentService } from "./modules/agents/service.ts";
 import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { ApiKeyService } from "./modules/api-keys/service.ts";
 import { credentialsModule } from "./modules/credentials/index.ts";
+import { docsModule } from "./modules/docs/index.ts";
 import { CredentialsService } from "./modules/credentials/service.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { marketsModule } from "./modules/markets/index.ts";
@@ -130,13 +131,21 @@ export function createApp(services: Services): App {
             version: "1.0.0",
             description:
               "Non-custodial brokerage for AI agents on prediction markets. Errors are RFC 9457 problem details. " +
-              "Every POST accepts an Idempotency-Key header. Authenticate with X-API-Key.",
+              "Every POST accepts an Idempotency-Key header. Authenticate with X-API-Key. " +
+              "The reference, with every problem code, is docs/api.md (served at /docs/api).",
           },
-          components: { securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "X-API-Key" } } },
+          externalDocs: { description: "API reference (docs/api.md)", url: "/docs/api" },
+          components: {
+            securitySchemes: {
+              apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+              adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN, for POST /v1/orgs only" },
+            },
+          },
           security: [{ apiKey: [] }],
         },
       }),
     )
+    .use(docsModule())
     .use(healthModule({ database: services.database, venue: services.venue, registry: metrics.registry }))
     .use(marketsModule({ venue: services.venue, timeoutMs: services.config.venueTimeoutMs }))
     .use(orgsModule({ orgs: services.orgs, auth }))

@@ -1,5 +1,5 @@
 /**
- * The one module that reads the environment (CONTRACT section 1). Values are
+ * The one module that reads the environment (README.md#configuration). Values are
  * validated with TypeBox; a bad value stops start-up with a message naming the
  * variable. Nothing else in the service reads process.env.
  */
@@ -50,7 +50,7 @@ export interface Config {
   venue: "paper" | "clob";
   venueUrl: string | null;
   venueTimeoutMs: number;
-  /** Path of a markets file (CONTRACT 11.4), or null for the fixture embedded in the service. */
+  /** Path of a markets file (docs/architecture.md#the-markets-file), or null for the fixture embedded in the service. */
   paperMarkets: string | null;
   builderCode: `0x${string}`;
   builderCodeDefaulted: boolean;
