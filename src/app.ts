@@ -31,6 +31,10 @@ import { OrderRepository } from "./modules/orders/order-repository.ts";
 import { OrderService } from "./modules/orders/order-service.ts";
 import { VenueSubmission } from "./modules/orders/venue-submission.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
+import { createPayments } from "./modules/payments/create-payments.ts";
+import { paymentsModule } from "./modules/payments/index.ts";
+import type { PaymentService } from "./modules/payments/payment-service.ts";
+import { x402Plugin } from "./modules/payments/x402-plugin.ts";
 import { OrgService } from "./modules/orgs/service.ts";
 import type { Logger } from "./observability/logger.ts";
 import { createMetrics, type ServiceMetrics } from "./observability/metrics.ts";
@@ -54,6 +58,8 @@ export interface Services {
   intents: IntentService;
   orders: OrderService;
   kill: KillService;
+  /** x402 pay-per-request (off unless X402_ENABLED). */
+  payments: PaymentService;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -72,6 +78,8 @@ export function createServices(parts: { config: Config; logger: Logger; database
     run: database.run,
   });
   const submission = new VenueSubmission({ repo: orderRepo, metrics, logger, venueName: venue.name });
+  const rateLimiter = new RateLimiter(config.rateLimitPerS);
+  const orders = new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs });
   return {
     ...parts,
     metrics,
@@ -80,10 +88,10 @@ export function createServices(parts: { config: Config; logger: Logger; database
     agents,
     credentials,
     idempotency: new IdempotencyStore(database.db),
-    rateLimiter: new RateLimiter(config.rateLimitPerS),
+    rateLimiter,
     orderRepo,
     intents: new IntentService({ config, agents, venue, repo: orderRepo, submission, credentials, metrics }),
-    orders: new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs }),
+    orders,
     kill: new KillService({
       db: database.db,
       agents,
@@ -96,6 +104,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
       venueTimeoutMs: config.venueTimeoutMs,
       concurrency: config.killConcurrency,
     }),
+    payments: createPayments({ config, db: database.db, rateLimiter, agents, orders, logger }),
   };
 }
 
@@ -109,10 +118,16 @@ export interface App {
 
 export function createApp(services: Services): App {
   const { logger, metrics } = services;
-  const auth = authPlugin({ apiKeys: services.apiKeys, adminToken: services.config.adminToken, rateLimiter: services.rateLimiter });
+  const auth = authPlugin({
+    apiKeys: services.apiKeys,
+    adminToken: services.config.adminToken,
+    rateLimiter: services.rateLimiter,
+    payments: services.payments.enabled ? services.payments : undefined,
+  });
   const elysia = new Elysia({ normalize: false })
     .use(errorHandler(logger))
     .use(noNul())
+    .use(services.payments.enabled ? x402Plugin(services.payments) : new Elysia({ name: "x402-off" }))
     .use(
       openapi({
         path: "/openapi/ui",
@@ -137,7 +152,8 @@ export function createApp(services: Services): App {
     .use(agentsModule({ agents: services.agents, auth }))
     .use(credentialsModule({ credentials: services.credentials, auth }))
     .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
-    .use(killModule({ kill: services.kill, auth }));
+    .use(killModule({ kill: services.kill, auth }))
+    .use(paymentsModule({ payments: services.payments, auth }));
 
   const adminToken = services.config.adminToken;
   const handle = createHandler({

@@ -10,6 +10,11 @@ import { NotFoundError, RateLimitedError, UnauthenticatedError } from "../errors
 import type { ApiKeyService } from "../modules/api-keys/service.ts";
 import type { Caller } from "./caller.ts";
 
+/** Asked for the caller of a request without X-API-Key (x402, src/modules/payments): null when it does not apply. */
+export interface PaidCallerHook {
+  callerFor(request: Request): Promise<Caller | null>;
+}
+
 /** A token bucket per caller: `perSecond` sustained, bursts up to twice that. */
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
@@ -31,7 +36,7 @@ export class RateLimiter {
   }
 }
 
-export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter }) {
+export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter; payments?: PaidCallerHook }) {
   const admin = deps.adminToken ? Buffer.from(deps.adminToken) : null;
 
   /**
@@ -46,6 +51,10 @@ export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | 
     if (!pending) {
       pending = (async () => {
         const key = request.headers.get("x-api-key");
+        if (!key && deps.payments) {
+          const paid = await deps.payments.callerFor(request);
+          if (paid) return paid;
+        }
         if (!key || key.length > 200) throw new UnauthenticatedError();
         const found = await deps.apiKeys.authenticate(key);
         if (!found) throw new UnauthenticatedError("the API key is unknown or revoked");
