@@ -260,7 +260,8 @@ export class PaymentService implements PaymentHook {
     const reason = settled.errorReason ?? "settlement_failed";
     logger.warn("x402 settlement failed; undoing the request", { payment_id: s.paymentId, reason, status });
     await this.undo(s, status, body);
-    await store.finish(s.paymentId, { status: "failed", failureReason: `settlement failed: ${reason}`, responseStatus: 402 });
+    // The handler's status is kept: what the request would have been answered, had it been paid.
+    await store.finish(s.paymentId, { status: "failed", failureReason: `settlement failed: ${reason}`, responseStatus: status });
     const problem = this.refuse(request, "payment_refused", reason, `the payment could not be settled (${reason}); the request was not carried out and nothing it created remains`);
     const failed = new PaymentProblem("payment_failed", reason, problem.message, {
       ...problem.headers,
