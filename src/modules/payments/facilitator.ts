@@ -53,6 +53,7 @@ export class HttpFacilitator implements PaymentFacilitator {
   }
 }
 
+/** For logs: the error's name and message, cut short, with long hex strings (signatures) left out. */
 function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}`.slice(0, 300) : "facilitator error";
+  return error instanceof Error ? `${error.name}: ${error.message}`.replace(/0x[0-9a-fA-F]{80,}/g, "0x…").slice(0, 300) : "facilitator error";
 }

@@ -205,8 +205,7 @@ export class PaymentService implements PaymentHook {
 
     let wallet;
     try {
-      wallet = await this.deps.store.walletAgent(nonceKey.payer, this.deps.defaultLimits);
-      await this.deps.store.attachAgent(paymentId, wallet.agentId, wallet.created);
+      wallet = await this.deps.store.walletAgent(nonceKey.payer, this.deps.defaultLimits, paymentId);
     } catch (error) {
       await this.deps.store.finish(paymentId, { status: "failed", failureReason: "the payer's agent could not be set up" }).catch(() => undefined);
       throw error;

@@ -38,48 +38,48 @@ export class PaymentStore {
     return inserted.length === 1;
   }
 
-  /** The wallet's agent, created on its first paid request (payload mode, the given limits). */
-  async walletAgent(payer: string, limits: Record<string, unknown>): Promise<WalletAgent> {
-    const found = await this.findWallet(payer);
-    if (found) return { ...found, created: false };
-    try {
-      return await this.db.transaction(async (tx) => {
-        const now = new Date();
-        const orgId = newId("org");
-        const agentId = newId("agt");
-        await tx.insert(orgs).values({ id: orgId, name: `x402 ${payer}`, createdAt: now });
-        await tx.insert(agents).values({
-          id: agentId,
-          orgId,
-          name: null,
-          mode: "payload",
-          walletAddress: payer,
-          signerAddress: payer,
-          signatureType: 0,
-          limits,
-          createdAt: now,
-          updatedAt: now,
-        });
-        const won = await tx.insert(x402Wallets).values({ payer, orgId, agentId, createdAt: now }).onConflictDoNothing().returning({ agentId: x402Wallets.agentId });
-        if (won.length === 0) throw new LostRace();
-        return { orgId, agentId, created: true };
+  /**
+   * The wallet's agent, created on its first paid request (payload mode, the given limits), and
+   * the payment attached to it in the same transaction: a concurrent removal of a just-created
+   * agent (removeWalletAgent) either sees this payment or runs before the wallet row is read.
+   */
+  async walletAgent(payer: string, limits: Record<string, unknown>, paymentId: string): Promise<WalletAgent> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const found = await this.db.transaction(async (tx) => {
+        const [row] = await tx.select({ orgId: x402Wallets.orgId, agentId: x402Wallets.agentId }).from(x402Wallets).where(eq(x402Wallets.payer, payer)).for("share");
+        if (row) await tx.update(payments).set({ agentId: row.agentId, createdAgent: false, updatedAt: new Date() }).where(eq(payments.id, paymentId));
+        return row ?? null;
       });
-    } catch (error) {
-      if (!(error instanceof LostRace)) throw error;
-      // Another request of this wallet created its agent first: ours was rolled back.
-      const winner = await this.findWallet(payer);
-      if (!winner) throw error;
-      return { ...winner, created: false };
+      if (found) return { ...found, created: false };
+      try {
+        return await this.db.transaction(async (tx) => {
+          const now = new Date();
+          const orgId = newId("org");
+          const agentId = newId("agt");
+          await tx.insert(orgs).values({ id: orgId, name: `x402 ${payer}`, createdAt: now });
+          await tx.insert(agents).values({
+            id: agentId,
+            orgId,
+            name: null,
+            mode: "payload",
+            walletAddress: payer,
+            signerAddress: payer,
+            signatureType: 0,
+            limits,
+            createdAt: now,
+            updatedAt: now,
+          });
+          const won = await tx.insert(x402Wallets).values({ payer, orgId, agentId, createdAt: now }).onConflictDoNothing().returning({ agentId: x402Wallets.agentId });
+          // Another request of this wallet created its agent first: ours is rolled back, theirs is read again.
+          if (won.length === 0) throw new LostRace();
+          await tx.update(payments).set({ agentId, createdAgent: true, updatedAt: now }).where(eq(payments.id, paymentId));
+          return { orgId, agentId, created: true };
+        });
+      } catch (error) {
+        if (!(error instanceof LostRace)) throw error;
+      }
     }
-  }
-
-  private async findWallet(payer: string): Promise<{ orgId: string; agentId: string } | null> {
-    const [row] = await this.db.select({ orgId: x402Wallets.orgId, agentId: x402Wallets.agentId }).from(x402Wallets).where(eq(x402Wallets.payer, payer));
-    return row ?? null;
-  }
-
-  async attachAgent(paymentId: string, agentId: string, created: boolean): Promise<void> {
-    await this.db.update(payments).set({ agentId, createdAgent: created, updatedAt: new Date() }).where(eq(payments.id, paymentId));
+    throw new Error("the wallet's agent could not be set up");
   }
 
   async finish(paymentId: string, outcome: { status: PaymentStatus; failureReason?: string | null; transaction?: string | null; responseStatus?: number | null }): Promise<void> {
