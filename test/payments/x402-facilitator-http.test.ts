@@ -148,6 +148,19 @@ describeEachDatabase("x402 through an HTTP facilitator", (_kind, database) => {
     expect(await footprint(await database(), a.address)).toEqual({ payments: 0, wallets: 0, agents: 0, orders: 0 });
   });
 
+  test("no log line holds a signature or a payment header", async () => {
+    const a = newWallet();
+    const header = await handPayment(a);
+    const signature = JSON.parse(Buffer.from(header, "base64").toString()).payload.signature;
+    await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "payment-signature": header } });
+    await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "payment-signature": header } });
+    const logs = t.logs.join("\n");
+    expect(logs).toContain("request");
+    expect(logs).not.toContain(signature.slice(2, 40));
+    expect(logs).not.toContain(header.slice(0, 60));
+    expect(logs).not.toMatch(/[0-9a-fA-F]{130}/);
+  });
+
   test("the facilitator is down at verify: 503 facilitator_unavailable, nothing recorded, the payment can be used later", async () => {
     const a = newWallet();
     const header = await handPayment(a);
