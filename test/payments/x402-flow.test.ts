@@ -13,7 +13,7 @@ import { ADMIN_TOKEN, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { hookedVenue } from "../support/hooked-venue.ts";
 import { expectProblem, newTrader } from "../support/payload.ts";
-import { clientPayment, footprint, intent, newWallet, PAY_TO, paymentRequiredOf, paymentRows, USDC_BASE_SEPOLIA, x402App } from "./x402-support.ts";
+import { clientPayment, footprint, handPayment, intent, newWallet, PAY_TO, paymentRequiredOf, paymentRows, USDC_BASE_SEPOLIA, x402App } from "./x402-support.ts";
 
 describeEachDatabase("x402 with the reference client", (_kind, database) => {
   let t: TestApp;
@@ -167,6 +167,28 @@ describeEachDatabase("x402 with the reference client", (_kind, database) => {
     expectProblem({ ...rejected, text: rejected.text } as any, 422, "risk_rejected");
     expect(decodePaymentResponseHeader(rejected.headers.get("payment-response")!).success).toBe(true);
     expect((await paymentRows(await database(), account.address))[0]).toMatchObject({ status: "settled", response_status: 422 });
+  });
+});
+
+describeEachDatabase("x402 and client errors", (_kind, database) => {
+  test("answers below 500 are served and settled, client errors included (invalid body, unknown id)", async () => {
+    const t = await x402App(await database());
+    try {
+      const cases = [
+        { method: "POST", path: "/v1/orders/intent", body: intent({ side: "hold" }) },
+        { method: "POST", path: "/v1/orders/intent", raw: "{not json" },
+        { method: "GET", path: "/v1/agents/agt_00000000000000000000" },
+      ];
+      for (const c of cases) {
+        const a = newWallet();
+        const res = await t.call(c.method, c.path, { body: c.body, raw: c.raw, headers: { "payment-signature": await handPayment(a) } });
+        expect(res.status === 400 || res.status === 404).toBe(true);
+        expect(decodePaymentResponseHeader(res.headers.get("payment-response")!).success).toBe(true);
+        expect((await paymentRows(await database(), a.address)).map((r) => [r.status, r.response_status])).toEqual([["settled", res.status]]);
+      }
+    } finally {
+      await t.app.stop();
+    }
   });
 });
 
