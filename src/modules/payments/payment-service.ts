@@ -253,10 +253,13 @@ export class PaymentService implements PaymentHook {
     }
     const responseHeader = s.version === 2 ? "payment-response" : "x-payment-response";
     if (settled.success) {
-      await store.finish(s.paymentId, { status: "settled", transaction: settled.transaction || null, responseStatus: status });
+      // Settled is settled: a failure to record it is logged, the answer still goes out.
+      await store.finish(s.paymentId, { status: "settled", transaction: settled.transaction || null, responseStatus: status }).catch((error) => {
+        logger.error("x402: a settled payment could not be recorded", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
+      });
       return { headers: { [responseHeader]: encodePaymentResponseHeader({ ...settled, payer: settled.payer ?? s.payer }) } };
     }
-    const reason = settled.errorReason ?? "settlement_failed";
+    const reason = (settled.errorReason ?? "settlement_failed").slice(0, 200);
     logger.warn("x402 settlement failed; undoing the request", { payment_id: s.paymentId, reason, status });
     await this.undo(s, status, body);
     // The handler's status is kept: what the request would have been answered, had it been paid.
