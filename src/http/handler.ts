@@ -199,13 +199,14 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
 }
 
 /**
- * Answers that say nothing about the request itself are not kept, so a retry runs it again: 401,
+ * Answers that say nothing about the request itself are not kept, so a retry runs it again: 401, 402
+ * (x402: payment required or refused, nothing done),
  * 429, 503 (nothing was changed) and unexpected 500s. Answers that created something are kept even
  * when they are errors: 502 venue_rejected and 504 venue_timeout carry an order that exists, and a
  * retry must see that order again rather than place a second one.
  */
 function isRetryable(status: number, body: string): boolean {
-  if (status === 401 || status === 429 || status === 503) return true;
+  if (status === 401 || status === 402 || status === 429 || status === 503) return true;
   if (status < 500) return false;
   if (status === 502 || status === 504) {
     const code = problemCode(body);

@@ -192,6 +192,33 @@ describeEachDatabase("x402 and client errors", (_kind, database) => {
   });
 });
 
+describeEachDatabase("x402 and Idempotency-Key", (_kind, database) => {
+  test("a 402 is not kept for replay; the paid retry with the same key runs, and its replay charges nothing more", async () => {
+    const t = await x402App(await database());
+    try {
+      const a = newWallet();
+      const key = { "idempotency-key": `idem-${crypto.randomUUID()}` };
+      const first = await t.call("POST", "/v1/orders/intent", { body: intent(), headers: key });
+      expect(first.status).toBe(402);
+      // Asked again with the same key (and another body): answered afresh, with its challenge header.
+      const again = await t.call("POST", "/v1/orders/intent", { body: intent({ size_usdc: 6 }), headers: key });
+      expect(again.status).toBe(402);
+      expect(again.headers.get("idempotent-replayed")).toBeNull();
+      expect(again.headers.get("payment-required")).not.toBeNull();
+      const header = await clientPayment(a, decodePaymentRequiredHeader(first.headers.get("payment-required")!) as any);
+      const paid = await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { ...key, "payment-signature": header } });
+      expect(paid.status).toBe(201);
+      const replay = await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { ...key, "payment-signature": header } });
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(replay.body.order_id).toBe(paid.body.order_id);
+      expect(await footprint(await database(), a.address)).toEqual({ payments: 1, wallets: 1, agents: 1, orders: 1 });
+    } finally {
+      await t.app.stop();
+    }
+  });
+});
+
 describeEachDatabase("x402 and failures of the service", (_kind, database) => {
   test("a venue outage (5xx) is not settled: the payment is failed, its nonce stays used", async () => {
     const hooked = hookedVenue();
