@@ -11,7 +11,7 @@ import { describeEachDatabase } from "../support/databases.ts";
 import { expectProblem } from "../support/payload.ts";
 import { footprint, handPayment, intent, newWallet, paymentRows, REQUIREMENTS, x402App } from "./x402-support.ts";
 
-type Mode = { verify: "ok" | "refuse" | "down"; settle: "ok" | "fail" | "error" };
+type Mode = { verify: "ok" | "refuse" | "refuse400" | "down"; settle: "ok" | "fail" | "fail400" | "error" };
 
 describeEachDatabase("x402 through an HTTP facilitator", (_kind, database) => {
   let t: TestApp;
@@ -32,10 +32,12 @@ describeEachDatabase("x402 through an HTTP facilitator", (_kind, database) => {
         if (path === "/verify") {
           if (mode.verify === "down") return new Response("bad gateway", { status: 502 });
           if (mode.verify === "refuse") return Response.json({ isValid: false, invalidReason: "invalid_exact_evm_insufficient_balance", payer });
+          if (mode.verify === "refuse400") return Response.json({ isValid: false, invalidReason: "invalid_exact_evm_nonce_already_used", payer }, { status: 400 });
           return Response.json({ isValid: true, payer });
         }
         if (path === "/settle") {
           if (mode.settle === "error") return new Response("oops", { status: 500 });
+          if (mode.settle === "fail400") return Response.json({ success: false, errorReason: "invalid_exact_evm_transaction_failed", transaction: "", network, payer }, { status: 400 });
           if (mode.settle === "fail") return Response.json({ success: false, errorReason: "invalid_exact_evm_insufficient_balance", transaction: "", network, payer });
           return Response.json({ success: true, transaction: `0x${randomBytes(32).toString("hex")}`, network, payer });
         }
@@ -159,6 +161,16 @@ describeEachDatabase("x402 through an HTTP facilitator", (_kind, database) => {
     expect(logs).not.toContain(signature.slice(2, 40));
     expect(logs).not.toContain(header.slice(0, 60));
     expect(logs).not.toMatch(/[0-9a-fA-F]{130}/);
+  });
+
+  test("refusals answered with HTTP 400 by the facilitator carry its reason too", async () => {
+    const a = newWallet();
+    mode.verify = "refuse400";
+    expect(expectProblem(await paid(a, "GET", "/v1/agents"), 402, "payment_refused").reason).toBe("invalid_exact_evm_nonce_already_used");
+    mode.verify = "ok";
+    mode.settle = "fail400";
+    expect(expectProblem(await paid(a, "GET", "/v1/agents"), 402, "payment_failed").reason).toBe("invalid_exact_evm_transaction_failed");
+    expect(await footprint(await database(), a.address)).toEqual({ payments: 1, wallets: 0, agents: 0, orders: 0 });
   });
 
   test("the facilitator is down at verify: 503 facilitator_unavailable, nothing recorded, the payment can be used later", async () => {
