@@ -1,8 +1,7 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
 import { ListPaymentsQuery, PaymentModel } from "./model.ts";
 import type { PaymentService } from "./payment-service.ts";
-import { t } from "elysia";
 
 /** `GET /v1/payments` (admin token): x402 payments, newest first, with their agent, payer, status and the request served. */
 export function paymentsModule(deps: { payments: PaymentService; auth: ReturnType<typeof authPlugin> }) {
