@@ -34,6 +34,10 @@ import { OrderRepository } from "./modules/orders/order-repository.ts";
 import { OrderService } from "./modules/orders/order-service.ts";
 import { VenueSubmission } from "./modules/orders/venue-submission.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
+import { createPayments } from "./modules/payments/create-payments.ts";
+import { paymentsModule } from "./modules/payments/index.ts";
+import type { PaymentService } from "./modules/payments/payment-service.ts";
+import { x402Plugin } from "./modules/payments/x402-plugin.ts";
 import { OrgService } from "./modules/orgs/service.ts";
 import type { Logger } from "./observability/logger.ts";
 import { createMetrics, type ServiceMetrics } from "./observability/metrics.ts";
@@ -57,6 +61,8 @@ export interface Services {
   intents: IntentService;
   orders: OrderService;
   kill: KillService;
+  /** x402 pay-per-request (off unless X402_ENABLED). */
+  payments: PaymentService;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -75,6 +81,8 @@ export function createServices(parts: { config: Config; logger: Logger; database
     run: database.run,
   });
   const submission = new VenueSubmission({ repo: orderRepo, metrics, logger, venueName: venue.name });
+  const rateLimiter = new RateLimiter(config.rateLimitPerS);
+  const orders = new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs });
   return {
     ...parts,
     metrics,
@@ -83,10 +91,10 @@ export function createServices(parts: { config: Config; logger: Logger; database
     agents,
     credentials,
     idempotency: new IdempotencyStore(database.db),
-    rateLimiter: new RateLimiter(config.rateLimitPerS),
+    rateLimiter,
     orderRepo,
     intents: new IntentService({ config, agents, venue, repo: orderRepo, submission, credentials, metrics }),
-    orders: new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs }),
+    orders,
     kill: new KillService({
       db: database.db,
       agents,
@@ -99,6 +107,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
       venueTimeoutMs: config.venueTimeoutMs,
       concurrency: config.killConcurrency,
     }),
+    payments: createPayments({ config, db: database.db, rateLimiter, agents, orders, logger }),
   };
 }
 
@@ -112,7 +121,12 @@ export interface App {
 
 export function createApp(services: Services): App {
   const { logger, metrics } = services;
-  const auth = authPlugin({ apiKeys: services.apiKeys, adminToken: services.config.adminToken, rateLimiter: services.rateLimiter });
+  const auth = authPlugin({
+    apiKeys: services.apiKeys,
+    adminToken: services.config.adminToken,
+    rateLimiter: services.rateLimiter,
+    payments: services.payments.enabled ? services.payments : undefined,
+  });
   // Request concerns first, as global lifecycle hooks, in the order they act on a request.
   const elysia = new Elysia({ normalize: false })
     .use(requestId())
@@ -120,6 +134,7 @@ export function createApp(services: Services): App {
     .use(bodyLimit(services.config.maxBodyBytes))
     .use(accessLog({ logger, metrics }))
     .use(noNul())
+    .use(services.payments.enabled ? x402Plugin(services.payments) : new Elysia({ name: "x402-off" }))
     .use(idempotency({ store: services.idempotency, logger }))
     .use(
       openapi({
@@ -153,7 +168,8 @@ export function createApp(services: Services): App {
     .use(agentsModule({ agents: services.agents, auth }))
     .use(credentialsModule({ credentials: services.credentials, auth }))
     .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
-    .use(killModule({ kill: services.kill, auth }));
+    .use(killModule({ kill: services.kill, auth }))
+    .use(paymentsModule({ payments: services.payments, auth }));
 
   return {
     handle: (request) => elysia.handle(request),

@@ -29,7 +29,7 @@ export const EnvSchema = T.Object({
   ADMIN_TOKEN: T.Optional(T.String({ minLength: 16 })),
   X402_ENABLED: T.Optional(Bool),
   X402_PAY_TO: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
-  X402_NETWORK: T.Optional(T.String({ pattern: "^[a-z0-9-]+:[A-Za-z0-9-]+$" })),
+  X402_NETWORK: T.Optional(T.Union([T.Literal("eip155:8453"), T.Literal("eip155:84532")])),
   X402_PRICE_USDC: T.Optional(T.String({ pattern: "^[0-9]+(\\.[0-9]{1,6})?$" })),
   X402_FACILITATOR_URL: T.Optional(Url),
   KILL_DEADLINE_MS: T.Optional(Int(100, 60000)),
@@ -58,7 +58,7 @@ export interface Config {
   sealKeyFile: string | null;
   sealSecretKey: string | null;
   adminToken: string | null;
-  x402: { enabled: boolean; payTo: string | null; network: string; priceUsdc: string; facilitatorUrl: string | null };
+  x402: { enabled: boolean; payTo: string | null; network: "eip155:8453" | "eip155:84532"; priceUsdc: string; facilitatorUrl: string | null };
   killDeadlineMs: number;
   killConcurrency: number;
   /** How long an unsigned order waits for its signature before it expires. */

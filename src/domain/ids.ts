@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 
-export type IdPrefix = "org" | "key" | "agt" | "ord" | "dec" | "kil";
+export type IdPrefix = "org" | "key" | "agt" | "ord" | "dec" | "kil" | "pay";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 let lastMs = 0;
