@@ -22,6 +22,7 @@ import { AgentService } from "./modules/agents/service.ts";
 import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { ApiKeyService } from "./modules/api-keys/service.ts";
 import { credentialsModule } from "./modules/credentials/index.ts";
+import { docsModule } from "./modules/docs/index.ts";
 import { CredentialsService } from "./modules/credentials/service.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { marketsModule } from "./modules/markets/index.ts";
@@ -33,6 +34,10 @@ import { OrderRepository } from "./modules/orders/order-repository.ts";
 import { OrderService } from "./modules/orders/order-service.ts";
 import { VenueSubmission } from "./modules/orders/venue-submission.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
+import { createPayments } from "./modules/payments/create-payments.ts";
+import { paymentsModule } from "./modules/payments/index.ts";
+import type { PaymentService } from "./modules/payments/payment-service.ts";
+import { x402Plugin } from "./modules/payments/x402-plugin.ts";
 import { OrgService } from "./modules/orgs/service.ts";
 import type { Logger } from "./observability/logger.ts";
 import { createMetrics, type ServiceMetrics } from "./observability/metrics.ts";
@@ -56,6 +61,8 @@ export interface Services {
   intents: IntentService;
   orders: OrderService;
   kill: KillService;
+  /** x402 pay-per-request (off unless X402_ENABLED). */
+  payments: PaymentService;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -74,6 +81,8 @@ export function createServices(parts: { config: Config; logger: Logger; database
     run: database.run,
   });
   const submission = new VenueSubmission({ repo: orderRepo, metrics, logger, venueName: venue.name });
+  const rateLimiter = new RateLimiter(config.rateLimitPerS);
+  const orders = new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs });
   return {
     ...parts,
     metrics,
@@ -82,10 +91,10 @@ export function createServices(parts: { config: Config; logger: Logger; database
     agents,
     credentials,
     idempotency: new IdempotencyStore(database.db),
-    rateLimiter: new RateLimiter(config.rateLimitPerS),
+    rateLimiter,
     orderRepo,
     intents: new IntentService({ config, agents, venue, repo: orderRepo, submission, credentials, metrics }),
-    orders: new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs }),
+    orders,
     kill: new KillService({
       db: database.db,
       agents,
@@ -98,6 +107,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
       venueTimeoutMs: config.venueTimeoutMs,
       concurrency: config.killConcurrency,
     }),
+    payments: createPayments({ config, db: database.db, rateLimiter, agents, orders, logger }),
   };
 }
 
@@ -111,7 +121,12 @@ export interface App {
 
 export function createApp(services: Services): App {
   const { logger, metrics } = services;
-  const auth = authPlugin({ apiKeys: services.apiKeys, adminToken: services.config.adminToken, rateLimiter: services.rateLimiter });
+  const auth = authPlugin({
+    apiKeys: services.apiKeys,
+    adminToken: services.config.adminToken,
+    rateLimiter: services.rateLimiter,
+    payments: services.payments.enabled ? services.payments : undefined,
+  });
   // Request concerns first, as global lifecycle hooks, in the order they act on a request.
   const elysia = new Elysia({ normalize: false })
     .use(requestId())
@@ -119,6 +134,7 @@ export function createApp(services: Services): App {
     .use(bodyLimit(services.config.maxBodyBytes))
     .use(accessLog({ logger, metrics }))
     .use(noNul())
+    .use(services.payments.enabled ? x402Plugin(services.payments) : new Elysia({ name: "x402-off" }))
     .use(idempotency({ store: services.idempotency, logger }))
     .use(
       openapi({
@@ -130,13 +146,21 @@ export function createApp(services: Services): App {
             version: "1.0.0",
             description:
               "Non-custodial brokerage for AI agents on prediction markets. Errors are RFC 9457 problem details. " +
-              "Every POST accepts an Idempotency-Key header. Authenticate with X-API-Key.",
+              "Every POST accepts an Idempotency-Key header. Authenticate with X-API-Key. " +
+              "The reference, with every problem code, is docs/api.md (served at /docs/api).",
           },
-          components: { securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "X-API-Key" } } },
+          externalDocs: { description: "API reference (docs/api.md)", url: "/docs/api" },
+          components: {
+            securitySchemes: {
+              apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+              adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN, for POST /v1/orgs only" },
+            },
+          },
           security: [{ apiKey: [] }],
         },
       }),
     )
+    .use(docsModule())
     .use(healthModule({ database: services.database, venue: services.venue, registry: metrics.registry }))
     .use(marketsModule({ venue: services.venue, timeoutMs: services.config.venueTimeoutMs }))
     .use(orgsModule({ orgs: services.orgs, auth }))
@@ -144,7 +168,8 @@ export function createApp(services: Services): App {
     .use(agentsModule({ agents: services.agents, auth }))
     .use(credentialsModule({ credentials: services.credentials, auth }))
     .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
-    .use(killModule({ kill: services.kill, auth }));
+    .use(killModule({ kill: services.kill, auth }))
+    .use(paymentsModule({ payments: services.payments, auth }));
 
   return {
     handle: (request) => elysia.handle(request),

@@ -1,5 +1,5 @@
 /**
- * The one module that reads the environment (CONTRACT section 1). Values are
+ * The one module that reads the environment (README.md#configuration). Values are
  * validated with TypeBox; a bad value stops start-up with a message naming the
  * variable. Nothing else in the service reads process.env.
  */
@@ -29,7 +29,7 @@ export const EnvSchema = T.Object({
   ADMIN_TOKEN: T.Optional(T.String({ minLength: 16 })),
   X402_ENABLED: T.Optional(Bool),
   X402_PAY_TO: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
-  X402_NETWORK: T.Optional(T.String({ pattern: "^[a-z0-9-]+:[A-Za-z0-9-]+$" })),
+  X402_NETWORK: T.Optional(T.Union([T.Literal("eip155:8453"), T.Literal("eip155:84532")])),
   X402_PRICE_USDC: T.Optional(T.String({ pattern: "^[0-9]+(\\.[0-9]{1,6})?$" })),
   X402_FACILITATOR_URL: T.Optional(Url),
   KILL_DEADLINE_MS: T.Optional(Int(100, 60000)),
@@ -50,7 +50,7 @@ export interface Config {
   venue: "paper" | "clob";
   venueUrl: string | null;
   venueTimeoutMs: number;
-  /** Path of a markets file (CONTRACT 11.4), or null for the fixture embedded in the service. */
+  /** Path of a markets file (docs/architecture.md#the-markets-file), or null for the fixture embedded in the service. */
   paperMarkets: string | null;
   builderCode: `0x${string}`;
   builderCodeDefaulted: boolean;
@@ -58,7 +58,7 @@ export interface Config {
   sealKeyFile: string | null;
   sealSecretKey: string | null;
   adminToken: string | null;
-  x402: { enabled: boolean; payTo: string | null; network: string; priceUsdc: string; facilitatorUrl: string | null };
+  x402: { enabled: boolean; payTo: string | null; network: "eip155:8453" | "eip155:84532"; priceUsdc: string; facilitatorUrl: string | null };
   killDeadlineMs: number;
   killConcurrency: number;
   /** How long an unsigned order waits for its signature before it expires. */

@@ -1,5 +1,5 @@
 /**
- * Sealed storage for delegated-mode venue credentials (CONTRACT section 8, SPEC "Execution modes").
+ * Sealed storage for delegated-mode venue credentials (docs/api.md#credentials).
  *
  * - `seal` encrypts with libsodium `crypto_box_seal` to the service's public key. Only the holder of
  *   the master secret key (this process) can open it; the ciphertext is what the database stores.

@@ -1,5 +1,5 @@
 /**
- * The service's master key pair for credential sealed boxes (CONTRACT section 8).
+ * The service's master key pair for credential sealed boxes (docs/api.md#credentials).
  *
  * Where the key pair comes from, first match wins:
  *   1. `secretKeyB64` (SEAL_SECRET_KEY): base64 of the 32-byte X25519 secret key; the public key is

@@ -164,3 +164,55 @@ export const idempotencyKeys = pgTable(
   },
   (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_created_idx").on(t.createdAt)],
 );
+
+/**
+ * x402: a paying wallet's identity (issue 13). Each wallet gets one agent inside an organization of
+ * its own that has no API keys, so organization keys never reach it and it reaches nothing else.
+ * The primary key makes the first paid requests of one wallet agree on one agent.
+ */
+export const x402Wallets = pgTable("x402_wallets", {
+  payer: text("payer").primaryKey(),
+  orgId: text("org_id").notNull(),
+  agentId: text("agent_id").notNull(),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+export type PaymentStatus = "verified" | "settled" | "failed";
+
+/**
+ * x402 payments: one row per EIP-3009 authorization, inserted (reserving its nonce) before the
+ * paid request's handler runs. The unique index is the replay guard across restarts and processes.
+ */
+export const payments = pgTable(
+  "payments",
+  {
+    id: text("id").primaryKey(),
+    payer: text("payer").notNull(),
+    agentId: text("agent_id"),
+    /** Whether this payment's request created the agent (a failed one then removes it). */
+    createdAgent: boolean("created_agent").notNull().default(false),
+    x402Version: integer("x402_version").notNull(),
+    network: text("network").notNull(),
+    asset: text("asset").notNull(),
+    payTo: text("pay_to").notNull(),
+    amountUnits: units("amount_units").notNull(),
+    nonce: text("nonce").notNull(),
+    validAfter: text("valid_after").notNull(),
+    validBefore: text("valid_before").notNull(),
+    /** The signed authorization as received, kept for settlement (the local verifier settles later). */
+    payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+    status: text("status").$type<PaymentStatus>().notNull(),
+    failureReason: text("failure_reason"),
+    transaction: text("transaction"),
+    method: text("method").notNull(),
+    path: text("path").notNull(),
+    responseStatus: integer("response_status"),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("payments_nonce_idx").on(t.network, t.asset, t.payer, t.nonce),
+    index("payments_agent_idx").on(t.agentId, t.createdAt),
+    index("payments_created_idx").on(t.createdAt),
+  ],
+);

@@ -1,5 +1,5 @@
 /**
- * Order amounts of CONTRACT section 6, in exact bigint arithmetic (never floats).
+ * Order amounts of docs/api.md#the-unsigned-order, in exact bigint arithmetic (never floats).
  *
  * All amounts are bigints of 6-decimal base units (USDC and shares alike, as the
  * CTF Exchange counts them). Prices are decimal strings with at most 4 decimals

@@ -1,5 +1,5 @@
 /**
- * Identifiers with a type prefix (CONTRACT section 2): org_, key_, agt_, ord_, dec_, kil_.
+ * Identifiers with a type prefix (docs/api.md#conventions): org_, key_, agt_, ord_, dec_, kil_.
  * After the prefix come 20 base-36 characters: 11 that sort by creation time
  * (milliseconds × 4096 + a per-process sequence, so ids made in the same
  * millisecond still sort in the order they were made), then 9 random ones.
@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 
-export type IdPrefix = "org" | "key" | "agt" | "ord" | "dec" | "kil";
+export type IdPrefix = "org" | "key" | "agt" | "ord" | "dec" | "kil" | "pay";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 let lastMs = 0;

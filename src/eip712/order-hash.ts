@@ -1,5 +1,5 @@
 /**
- * order_hash of CONTRACT section 6: keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(message)).
+ * order_hash of docs/api.md#the-unsigned-order: keccak256(0x1901 ‖ domainSeparator ‖ hashStruct(message)).
  *
  * Fast path: the type hashes and the domain separator (per chainId, version and exchange)
  * are computed once; the Order struct is 12 static 32-byte words (type hash and

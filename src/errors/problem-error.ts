@@ -4,6 +4,15 @@
  * and safe to show; `extra` members are added to the problem body; `cause` is
  * kept for logs only and never serialized.
  */
+/**
+ * The problem `type` of a code: a URI reference to the code's section of the API reference, which
+ * the service serves at `GET /docs/api` (docs/api.md, one heading per code), so it resolves against
+ * the service that answered (docs/decisions.md, problem type URIs).
+ */
+export function problemType(code: string): string {
+  return `/docs/api#${code}`;
+}
+
 export class ProblemError extends Error {
   override name = "ProblemError";
   readonly status: number;
@@ -29,7 +38,7 @@ export class ProblemError extends Error {
 
   toProblem(instance?: string): Record<string, unknown> {
     return {
-      type: `https://docs.agent-brokerage.dev/problems/${this.code.replaceAll("_", "-")}`,
+      type: problemType(this.code),
       title: this.title,
       status: this.status,
       detail: this.message,

@@ -11,7 +11,12 @@ import type { ApiKeyService } from "../modules/api-keys/service.ts";
 import type { Caller } from "./caller.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 
-export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter }) {
+/** Asked for the caller of a request without X-API-Key (x402, src/modules/payments): null when it does not apply. */
+export interface PaidCallerHook {
+  callerFor(request: Request): Promise<Caller | null>;
+}
+
+export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter; payments?: PaidCallerHook }) {
   const admin = deps.adminToken ? Buffer.from(deps.adminToken) : null;
 
   /**
@@ -26,6 +31,10 @@ export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | 
     if (!pending) {
       pending = (async () => {
         const key = request.headers.get("x-api-key");
+        if (!key && deps.payments) {
+          const paid = await deps.payments.callerFor(request);
+          if (paid) return paid;
+        }
         if (!key || key.length > 200) throw new UnauthenticatedError();
         const found = await deps.apiKeys.authenticate(key);
         if (!found) throw new UnauthenticatedError("the API key is unknown or revoked");

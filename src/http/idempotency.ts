@@ -3,7 +3,7 @@
  * `auth` or `admin` hooks refuse a bad credential, and charge the rate limit, before this claims
  * anything), so a revoked key never replays what it was once answered. The first request with a key
  * claims it; its answer (success or problem) is stored, sealed, and replayed for 24 hours; the same
- * key with another body is 409. Answers that say nothing about the request (401, 429, 503, 500) are
+ * key with another body is 409. Answers that say nothing about the request (401, 402, 429, 503, 500) are
  * released so a retry runs again.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
@@ -102,12 +102,12 @@ function toResponse(value: unknown, set: { status?: number | string; headers: Re
 
 /**
  * Answers that say nothing about the request itself are not kept, so a retry runs it again: 401,
- * 429, 503 (nothing was changed) and unexpected 500s. Answers that created something are kept even
+ * 402 (x402: payment required or refused, nothing done), 429, 503 (nothing was changed) and unexpected 500s. Answers that created something are kept even
  * when they are errors: 502 venue_rejected and 504 venue_timeout carry an order that exists, and a
  * retry must see that order again rather than place a second one.
  */
 function isRetryable(status: number, body: string): boolean {
-  if (status === 401 || status === 429 || status === 503) return true;
+  if (status === 401 || status === 402 || status === 429 || status === 503) return true;
   if (status < 500) return false;
   if (status === 502 || status === 504) {
     const code = problemCode(body);

@@ -1,5 +1,5 @@
 /**
- * The risk engine (CONTRACT 5.2): runs the eight checks in their fixed order,
+ * The risk engine (docs/api.md#risk-checks): runs the eight checks in their fixed order,
  * evaluates every one of them, and collects every failure in that order. It
  * never throws: a check that throws becomes a failure with code `check_error`
  * for that check (never a silent pass), and a limit or actual that is not a
@@ -15,7 +15,7 @@ import { checkOrderSize } from "./checks/order-size.ts";
 import { checkPriceSanity } from "./checks/price-sanity.ts";
 import type { CheckName, CheckResult, RiskCheck, RiskFailure, RiskInput, RiskResult } from "./types.ts";
 
-/** The checks in the fixed order of CONTRACT 5.2. */
+/** The checks in the fixed order of docs/api.md#risk-checks. */
 export const RISK_CHECKS: readonly (readonly [CheckName, RiskCheck])[] = [
   ["breaker", checkBreaker],
   ["market_filters", checkMarketFilters],

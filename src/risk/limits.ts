@@ -1,5 +1,5 @@
 /**
- * Per-agent risk limits (CONTRACT 5.3): the TypeBox schema, the service
+ * Per-agent risk limits (docs/api.md#limits): the TypeBox schema, the service
  * defaults, the cross-field rules a schema cannot express, and the merge of a
  * PATCH into the current limits.
  */
@@ -52,7 +52,7 @@ export const LimitsPatchSchema = t.Partial(t.Object(limitProperties), { addition
 export type Limits = typeof LimitsSchema.static;
 export type LimitsPatch = typeof LimitsPatchSchema.static;
 
-/** The service defaults of CONTRACT 5.3. Frozen: copy (mergeLimits) before changing. */
+/** The service defaults of docs/api.md#limits. Frozen: copy (mergeLimits) before changing. */
 export const DEFAULT_LIMITS: Limits = Object.freeze({
   min_order_usdc: 1,
   max_order_usdc: 100,

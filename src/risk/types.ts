@@ -1,5 +1,5 @@
 /**
- * Inputs and results of the risk engine (CONTRACT 5.2). The engine is pure:
+ * Inputs and results of the risk engine (docs/api.md#risk-checks). The engine is pure:
  * everything it looks at is in RiskInput, gathered by the caller (the agent's
  * actor) from the intent, the agent's limits and state, and the venue.
  */
@@ -7,7 +7,7 @@ import type { Market, OrderBook } from "../domain/market.ts";
 import type { Limits } from "./limits.ts";
 
 export interface RiskIntent {
-  /** The outcome token id (CONTRACT 5). */
+  /** The outcome token id (docs/api.md#post-v1ordersintent). */
   market_id: string;
   side: "buy" | "sell";
   /** Notional in USDC (JSON number, read exactly through its decimal text). */

@@ -11,3 +11,8 @@ declare module "*.wasm" {
   const path: string;
   export default path;
 }
+
+declare module "*.md" {
+  const text: string;
+  export default text;
+}

@@ -1,5 +1,5 @@
 /**
- * The markets file (CONTRACT 11.4): a JSON array of markets, each with its outcome tokens and
+ * The markets file (docs/architecture.md#the-markets-file): a JSON array of markets, each with its outcome tokens and
  * their initial order books. Loaded by the paper venue and the venue simulator.
  *
  * Validation is strict about what the venues rely on (ids, prices, sizes, ticks) and names the

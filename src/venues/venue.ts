@@ -15,7 +15,7 @@ export type { OrderMessage, OrderType } from "../domain/order-message.ts";
 export type { VenueOrderStatus } from "../domain/order-status.ts";
 export type { VenueCredentials } from "../domain/venue-credentials.ts";
 
-/** Polymarket L2 credentials of the order's signer, passed through and never stored (CONTRACT 7). */
+/** Polymarket L2 credentials of the order's signer, passed through and never stored (docs/api.md#submit-signed). */
 export interface VenueAuth {
   address?: string;
   api_key: string;

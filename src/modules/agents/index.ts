@@ -1,8 +1,7 @@
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../../http/auth.ts";
 import { PageQuery } from "../../http/pagination.ts";
-import { LimitsPatchSchema } from "../../risk/limits.ts";
-import { AgentIdParam, AgentModel, CreateAgentBody } from "./model.ts";
+import { AgentIdParam, AgentModel, agentsDetail, CreateAgentBody, PatchLimitsBody } from "./model.ts";
 import type { AgentService } from "./service.ts";
 
 export function agentsModule(deps: { agents: AgentService; auth: ReturnType<typeof authPlugin> }) {
@@ -12,35 +11,35 @@ export function agentsModule(deps: { agents: AgentService; auth: ReturnType<type
     .post("", async ({ caller, body, set }) => {
       set.status = 201;
       return agents.create(caller, body);
-    }, { auth: true, body: CreateAgentBody, response: { 201: AgentModel }, detail: { summary: "Create an agent (starts in payload mode)", tags: ["agents"] } })
+    }, { auth: true, body: CreateAgentBody, response: { 201: AgentModel }, detail: agentsDetail.create })
     .get("", ({ caller, query }) => agents.list(caller, { limit: query.limit ?? 50, cursor: query.cursor }), {
       auth: true,
       query: t.Object(PageQuery, { additionalProperties: false }),
-      detail: { summary: "List agents", tags: ["agents"] },
+      detail: agentsDetail.list,
     })
     .get("/:id", ({ caller, params }) => agents.get(caller, params.id), {
       auth: true,
       params: AgentIdParam,
       response: { 200: AgentModel },
-      detail: { summary: "Get an agent", tags: ["agents"] },
+      detail: agentsDetail.get,
     })
     .patch("/:id/limits", ({ caller, params, body }) => agents.patchLimits(caller, params.id, body), {
       auth: true,
       params: AgentIdParam,
-      body: LimitsPatchSchema,
+      body: PatchLimitsBody,
       response: { 200: AgentModel },
-      detail: { summary: "Change some of an agent's risk limits", tags: ["agents"] },
+      detail: agentsDetail.patchLimits,
     })
     .post("/:id/breaker", ({ caller, params }) => agents.tripBreaker(caller, params.id), {
       auth: true,
       params: AgentIdParam,
       response: { 200: AgentModel },
-      detail: { summary: "Trip the agent's breaker by hand", tags: ["agents"] },
+      detail: agentsDetail.breaker,
     })
     .post("/:id/resume", ({ caller, params }) => agents.resume(caller, params.id), {
       auth: true,
       params: AgentIdParam,
       response: { 200: AgentModel },
-      detail: { summary: "Close the breaker after a kill or a manual trip", tags: ["agents"] },
+      detail: agentsDetail.resume,
     });
 }

@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import { ForbiddenError } from "../../errors/errors.ts";
 import type { authPlugin } from "../../http/auth.ts";
 import { PageQuery } from "../../http/pagination.ts";
-import { IssueKeyBody, IssuedKey, KeyIdParam } from "./model.ts";
+import { apiKeysDetail, IssueKeyBody, IssuedKey, KeyIdParam } from "./model.ts";
 import type { ApiKeyService } from "./service.ts";
 
 export function apiKeysModule(deps: { apiKeys: ApiKeyService; auth: ReturnType<typeof authPlugin> }) {
@@ -16,7 +16,7 @@ export function apiKeysModule(deps: { apiKeys: ApiKeyService; auth: ReturnType<t
         set.status = 201;
         return apiKeys.issue(caller.orgId, { name: body.name, agentId: body.agent_id });
       },
-      { auth: true, body: IssueKeyBody, response: { 201: IssuedKey }, detail: { summary: "Issue an API key", tags: ["api-keys"] } },
+      { auth: true, body: IssueKeyBody, response: { 201: IssuedKey }, detail: apiKeysDetail.issue },
     )
     .get(
       "",
@@ -24,7 +24,7 @@ export function apiKeysModule(deps: { apiKeys: ApiKeyService; auth: ReturnType<t
         if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot list keys");
         return apiKeys.list(caller.orgId, { limit: query.limit ?? 50, cursor: query.cursor });
       },
-      { auth: true, query: t.Object(PageQuery, { additionalProperties: false }), detail: { summary: "List API keys (no secrets)", tags: ["api-keys"] } },
+      { auth: true, query: t.Object(PageQuery, { additionalProperties: false }), detail: apiKeysDetail.list },
     )
     .delete(
       "/:id",
@@ -34,6 +34,6 @@ export function apiKeysModule(deps: { apiKeys: ApiKeyService; auth: ReturnType<t
         set.status = 204;
         return null;
       },
-      { auth: true, params: KeyIdParam, detail: { summary: "Revoke an API key", tags: ["api-keys"] } },
+      { auth: true, params: KeyIdParam, detail: apiKeysDetail.revoke },
     );
 }

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
 import { AgentIdParam, AgentModel } from "../agents/model.ts";
-import { CredentialsBody } from "./model.ts";
+import { CredentialsBody, credentialsResponses } from "./model.ts";
 import type { CredentialsService } from "./service.ts";
 
 export function credentialsModule(deps: { credentials: CredentialsService; auth: ReturnType<typeof authPlugin> }) {
@@ -21,6 +21,7 @@ export function credentialsModule(deps: { credentials: CredentialsService; auth:
           "venue_unavailable); they are then sealed to the service's public key. A kill-halted agent answers 409 agent_halted. " +
           "The answer shows scopes and a key hint, never the secret.",
         tags: ["agents"],
+        responses: credentialsResponses.submit,
       },
     })
     .delete("/:id/creds", ({ caller, params }) => credentials.remove(caller, params.id), {
@@ -31,6 +32,7 @@ export function credentialsModule(deps: { credentials: CredentialsService; auth:
         summary: "Delete the agent's credentials: back to payload mode",
         description: "Idempotent: an agent without credentials answers 200 too.",
         tags: ["agents"],
+        responses: credentialsResponses.remove,
       },
     });
 }

@@ -1,6 +1,9 @@
 import { t } from "elysia";
+import { AgentHaltedError, ForbiddenScopeError, InvalidCredentialsError, InvalidScopeError, NotFoundError } from "../../errors/errors.ts";
+import { problemResponses } from "../../errors/problem-model.ts";
+import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 
-/** Scopes a delegated agent's venue credentials may carry (CONTRACT 8), in their canonical order. */
+/** Scopes a delegated agent's venue credentials may carry (docs/api.md#credentials), in their canonical order. */
 export const ALLOWED_SCOPES = ["order:place", "order:cancel"] as const;
 /** Scopes that would give the service power over funds: always refused with 400 forbidden_scope. */
 export const FORBIDDEN_SCOPES = ["withdraw", "transfer", "balance_modify"] as const;
@@ -21,6 +24,22 @@ export const CredentialsBody = t.Object(
       description: "a non-empty subset of order:place, order:cancel; withdraw, transfer and balance_modify are refused",
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ api_key: "550e8400-e29b-41d4-a716-446655440000", api_secret: "c2VjcmV0LWJhc2U2NA==", passphrase: "venue-passphrase", scopes: ["order:place", "order:cancel"] }],
+  },
 );
 export type CredentialsBody = typeof CredentialsBody.static;
+
+/** OpenAPI responses of the credential routes beside their 200 (docs/api.md#credentials). */
+export const credentialsResponses = {
+  submit: problemResponses(
+    new ForbiddenScopeError(["withdraw"]),
+    new InvalidScopeError("unknown scope: order:read", ["order:read"]),
+    new InvalidCredentialsError(),
+    new NotFoundError("agent"),
+    new AgentHaltedError("agt_20ew38ygo3k92ke1kcen"),
+    new VenueUnavailableProblem(),
+  ),
+  remove: problemResponses(new NotFoundError("agent")),
+};

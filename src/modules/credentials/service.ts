@@ -1,5 +1,5 @@
 /**
- * Delegated-mode credentials (CONTRACT section 8).
+ * Delegated-mode credentials (docs/api.md#credentials).
  *
  * Submission, in this order, so that nothing is stored and nothing leaves the process unless every
  * earlier step passed:

@@ -1,12 +1,13 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { Database } from "../../db/database.ts";
 import { ServiceUnavailableError } from "../../errors/errors.ts";
-import { PROMETHEUS_CONTENT_TYPE, type Registry } from "../../observability/metrics.ts";
+import { jsonResponse, problemResponses } from "../../errors/problem-model.ts";
+import type { Registry } from "prom-client";
 import type { Venue } from "../../venues/venue.ts";
 
 export function healthModule(deps: { database: Database; venue: Venue; registry: Registry }) {
   return new Elysia({ name: "health" })
-    .get("/healthz", () => ({ status: "ok" }), { detail: { summary: "The process is up", tags: ["operations"] } })
+    .get("/healthz", () => ({ status: "ok" }), { detail: { summary: "The process is up", tags: ["operations"], security: [], responses: { "200": jsonResponse("Up", t.Object({ status: t.Literal("ok") }), { status: "ok" }) } } })
     .get(
       "/readyz",
       async () => {
@@ -19,11 +20,28 @@ export function healthModule(deps: { database: Database; venue: Venue; registry:
         }
         return { status: "ready", database: deps.database.kind, venue: deps.venue.name };
       },
-      { detail: { summary: "The database and the venue answer", tags: ["operations"] } },
+      {
+        detail: {
+          summary: "The database and the venue answer",
+          tags: ["operations"],
+          security: [],
+          responses: {
+            "200": jsonResponse("Ready", t.Object({ status: t.Literal("ready"), database: t.String(), venue: t.String() }), { status: "ready", database: "pglite", venue: "paper" }),
+            ...problemResponses(new ServiceUnavailableError("not ready: database ok, venue unreachable")),
+          },
+        },
+      },
     )
     .get(
       "/metrics",
-      () => new Response(deps.registry.render(), { headers: { "content-type": PROMETHEUS_CONTENT_TYPE } }),
-      { detail: { summary: "Prometheus metrics", tags: ["operations"] } },
+      async () => new Response(await deps.registry.metrics(), { headers: { "content-type": deps.registry.contentType } }),
+      {
+        detail: {
+          summary: "Prometheus metrics (text format 0.0.4)",
+          tags: ["operations"],
+          security: [],
+          responses: { "200": { description: "Prometheus text", content: { "text/plain": { schema: { type: "string" }, example: "# TYPE http_requests_total counter\n" } } } },
+        },
+      },
     );
 }

@@ -1,5 +1,5 @@
 /**
- * The kill switch (CONTRACT section 9): trip the breaker at once, cancel every
+ * The kill switch (docs/api.md#post-v1agentsidkill): trip the breaker at once, cancel every
  * open order concurrently under one deadline, fail and flag what the venue did
  * not confirm in time, then delete delegated credentials irreversibly.
  */

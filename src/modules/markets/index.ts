@@ -1,10 +1,10 @@
 /**
- * `GET /v1/markets` and `GET /v1/markets/:market_id` (CONTRACT 11.4). Public routes: market data
+ * `GET /v1/markets` and `GET /v1/markets/:market_id` (docs/architecture.md#the-markets-file). Public routes: market data
  * is the venue's public data, so no API key is asked for (an agent can look before it registers).
  */
 import { Elysia } from "elysia";
 import type { Venue } from "../../venues/venue.ts";
-import { MarketIdParam, MarketModel, MarketPage, MarketsQuery } from "./model.ts";
+import { MarketIdParam, MarketModel, MarketPage, MarketsQuery, marketsResponses } from "./model.ts";
 import { MarketService } from "./service.ts";
 
 const bool = (v: string | undefined) => (v === undefined ? undefined : v === "true");
@@ -33,12 +33,13 @@ export function marketsModule(deps: { venue: Venue; timeoutMs: number }) {
             "tradeable markets are `?active=true&closed=false`). `limit` (1-200, default 50) and the opaque `cursor` from `next_cursor` page through the list.",
           tags: ["markets"],
           security: [],
+          responses: marketsResponses.list,
         },
       },
     )
     .get("/:market_id", ({ params }) => markets.get(params.market_id), {
       params: MarketIdParam,
       response: { 200: MarketModel },
-      detail: { summary: "Get one outcome token's market (public)", tags: ["markets"], security: [] },
+      detail: { summary: "Get one outcome token's market (public)", tags: ["markets"], security: [], responses: marketsResponses.get },
     });
 }

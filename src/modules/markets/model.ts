@@ -1,11 +1,18 @@
 import { t } from "elysia";
+import { InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
+import { problemResponses } from "../../errors/problem-model.ts";
+import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import { PageQuery } from "../../http/pagination.ts";
 
 /** A decimal uint256 (the venue's outcome token id); values above 2^256 − 1 are refused by the service. */
 export const MARKET_ID_PATTERN = "^[0-9]{1,78}$";
 
 export const MarketIdParam = t.Object({
-  market_id: t.String({ pattern: MARKET_ID_PATTERN, description: "outcome token id, a decimal uint256 string" }),
+  market_id: t.String({
+    pattern: MARKET_ID_PATTERN,
+    description: "outcome token id, a decimal uint256 string",
+    examples: ["62116011324642788450213843133477763167049099528131416799711191854278105821744"],
+  }),
 });
 
 const BoolText = t.String({ pattern: "^(true|false)$", description: "true or false" });
@@ -23,8 +30,9 @@ export type MarketsQuery = typeof MarketsQuery.static;
 
 const Price = t.Union([t.String({ description: "decimal price" }), t.Null()]);
 
-/** One outcome token of a market (CONTRACT 11.4). */
-export const MarketModel = t.Object({
+/** One outcome token of a market (docs/architecture.md#the-markets-file). */
+export const MarketModel = t.Object(
+  {
   market_id: t.String({ description: "outcome token id (Polymarket token_id): the market_id of an order intent" }),
   condition_id: t.String(),
   question: t.String(),
@@ -44,8 +52,20 @@ export const MarketModel = t.Object({
   best_ask: Price,
   mid: t.Union([t.String({ description: "(best_bid + best_ask) / 2, exact" }), t.Null()]),
   last_trade_price: Price,
-});
+  },
+  { examples: [{"market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "condition_id": "0xd71d3950174e6699b8a8faef8001b896932cb69636e6e0bb74dfc1173a3452d3", "question": "Will the Democratic nominee win the 2028 US presidential election?", "outcome": "Yes", "category": "politics", "end_date": "2028-11-07T00:00:00Z", "active": true, "closed": false, "accepting_orders": true, "neg_risk": false, "tick_size": "0.01", "min_order_size": "5", "best_bid": "0.48", "best_ask": "0.5", "mid": "0.49", "last_trade_price": "0.49"}] },
+);
 export type MarketModel = typeof MarketModel.static;
 
-export const MarketPage = t.Object({ data: t.Array(MarketModel), next_cursor: t.Union([t.String(), t.Null()]) });
+export const MarketPage = t.Object(
+  { data: t.Array(MarketModel), next_cursor: t.Union([t.String(), t.Null()]) },
+  { examples: [{ data: [{"market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "condition_id": "0xd71d3950174e6699b8a8faef8001b896932cb69636e6e0bb74dfc1173a3452d3", "question": "Will the Democratic nominee win the 2028 US presidential election?", "outcome": "Yes", "category": "politics", "end_date": "2028-11-07T00:00:00Z", "active": true, "closed": false, "accepting_orders": true, "neg_risk": false, "tick_size": "0.01", "min_order_size": "5", "best_bid": "0.48", "best_ask": "0.5", "mid": "0.49", "last_trade_price": "0.49"}], next_cursor: "WzFd" }] },
+);
+
+const badQuery = new InvalidRequestError("/query/active: Expected string to match '^(true|false)$'", [{ path: "/query/active", message: "Expected string to match '^(true|false)$'" }]);
+/** OpenAPI responses of the market routes beside their 200 (docs/api.md#markets). */
+export const marketsResponses = {
+  list: problemResponses(badQuery, new VenueUnavailableProblem()),
+  get: problemResponses(new InvalidRequestError("/params/market_id: Expected string to match '^[0-9]{1,78}$'", [{ path: "/params/market_id", message: "Expected string to match '^[0-9]{1,78}$'" }]), new NotFoundError("market"), new VenueUnavailableProblem()),
+};
 export type MarketPage = typeof MarketPage.static;

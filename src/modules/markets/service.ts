@@ -1,5 +1,5 @@
 /**
- * Markets as the venue lists them (CONTRACT 11.4), one item per outcome token, with the top of
+ * Markets as the venue lists them (docs/architecture.md#the-markets-file), one item per outcome token, with the top of
  * its order book. Public: no API key is needed.
  *
  * Pagination: `?limit=` (default 50, at most 200) and an opaque `?cursor=` that holds an offset

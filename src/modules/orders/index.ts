@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
-import { IntentBody, IntentQuery, ListOrdersQuery, OrderIdParam, OrderModel, SubmitSignedBody } from "./model.ts";
+import { IntentBody, IntentQuery, ListOrdersQuery, OrderIdParam, OrderModel, ordersDetail, SubmitSignedBody } from "./model.ts";
 import type { IntentService } from "./intent-service.ts";
 import type { OrderService } from "./order-service.ts";
 
@@ -19,29 +19,29 @@ export function ordersModule(deps: { intents: IntentService; orders: OrderServic
         auth: true,
         body: IntentBody,
         query: IntentQuery,
-        detail: { summary: "Submit an order intent: eight risk checks, then an unsigned order (payload) or a placed order (delegated)", tags: ["orders"] },
+        detail: ordersDetail.intent,
       },
     )
     .post("/submit-signed", ({ caller, body }) => orders.submitSigned(caller, body), {
       auth: true,
       body: SubmitSignedBody,
-      detail: { summary: "Forward the signed order to the venue (payload mode)", tags: ["orders"] },
+      detail: ordersDetail.submitSigned,
     })
     .get("", ({ caller, query }) => orders.list(caller, query), {
       auth: true,
       query: ListOrdersQuery,
-      detail: { summary: "List orders", tags: ["orders"] },
+      detail: ordersDetail.list,
     })
     .get("/:id", ({ caller, params }) => orders.get(caller, params.id), {
       auth: true,
       params: OrderIdParam,
       response: { 200: OrderModel },
-      detail: { summary: "Get an order with its status history", tags: ["orders"] },
+      detail: ordersDetail.get,
     })
     .delete("/:id", ({ caller, params }) => orders.cancel(caller, params.id), {
       auth: true,
       params: OrderIdParam,
       response: { 200: OrderModel },
-      detail: { summary: "Cancel one order", tags: ["orders"] },
+      detail: ordersDetail.cancel,
     });
 }

@@ -8,7 +8,7 @@ import type { TrackedOrder } from "../../../actors/ports.ts";
 import type { Config } from "../../config.ts";
 import { orderHash } from "../../eip712/order-hash.ts";
 import { buildUnsignedOrder, type MarketVersion, randomSalt, ZERO_BYTES32 } from "../../eip712/order-typed-data.ts";
-import { ForbiddenError, InvalidRequestError, InvalidStateError, RiskRejectedError } from "../../errors/errors.ts";
+import { ForbiddenError, InvalidRequestError, InvalidStateError, NotFoundError, RiskRejectedError } from "../../errors/errors.ts";
 import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import type { Caller } from "../../http/caller.ts";
 import { newId } from "../../domain/ids.ts";
@@ -236,7 +236,11 @@ export function riskView(v: RiskResult) {
 
 function resolveAgentId(caller: Caller, given: string | undefined): string {
   if (caller.agentId) {
-    if (given && given !== caller.agentId) throw new ForbiddenError("this API key is scoped to another agent");
+    if (given && given !== caller.agentId) {
+      // An x402 payer has no organization to share: another agent is simply not found.
+      if (caller.kind === "x402") throw new NotFoundError(`agent ${given}`);
+      throw new ForbiddenError("this API key is scoped to another agent");
+    }
     return caller.agentId;
   }
   if (!given) throw new InvalidRequestError("agent_id is required unless the API key is scoped to one agent", [{ path: "/agent_id", message: "required" }]);

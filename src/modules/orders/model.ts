@@ -1,5 +1,8 @@
 import { t } from "elysia";
 import { DEPOSIT_WALLET_SIGNATURE_HEX_LENGTH } from "../../eip712/deposit-wallet-signature.ts";
+import { ForbiddenError, InvalidRequestError, InvalidSignatureError, InvalidStateError, NotFoundError, OrderExpiredError, RiskRejectedError, VenueRejectedError, VenueTimeoutError } from "../../errors/errors.ts";
+import { jsonResponse, problemResponses } from "../../errors/problem-model.ts";
+import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import { idPattern } from "../../domain/ids.ts";
 import { PageQuery } from "../../http/pagination.ts";
 
@@ -17,7 +20,10 @@ export const IntentBody = t.Object(
     expires_at: t.Optional(t.String({ format: "date-time", description: "required for GTD orders" })),
     client_order_id: t.Optional(t.String({ minLength: 1, maxLength: 64 })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{ agent_id: "agt_20ew38ygo3k92ke1kcen", market_id: "62116011324642788450213843133477763167049099528131416799711191854278105821744", side: "buy", size_usdc: 5, price: 0.49, probability: 0.55 }],
+  },
 );
 export type IntentBody = typeof IntentBody.static;
 
@@ -44,11 +50,11 @@ export const SubmitSignedBody = t.Object(
     }),
     venue_auth: t.Optional(VenueAuthSchema),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ order_id: "ord_20ew38ypczk6rwcdelno", signature: "0x26120dfa12f642350441bd9eb2066b5a6e195349c2a4a7f221561cd2ef7f366c33428da1ab77174ff9f778ae4b6bd6f6f0dcbb0987de48e8d947495ed9369c281b" }] },
 );
 export type SubmitSignedBody = typeof SubmitSignedBody.static;
 
-export const OrderIdParam = t.Object({ id: t.String({ pattern: idPattern("ord") }) });
+export const OrderIdParam = t.Object({ id: t.String({ pattern: idPattern("ord"), description: "order id", examples: ["ord_20ew38ypczk6rwcdelno"] }) });
 
 export const OrderStatusSchema = t.Union(
   ["awaiting_signature", "submitting", "open", "filled", "cancelled", "expired", "rejected", "failed", "unknown"].map((s) => t.Literal(s)),
@@ -60,6 +66,8 @@ export const ListOrdersQuery = t.Object(
 );
 
 export const RiskCheckModel = t.Object({ check: t.String(), passed: t.Boolean() });
+
+export const ORDER_EXAMPLE = {"id": "ord_20ew38ypczk6rwcdelno", "agent_id": "agt_20ew38ygo3k92ke1kcen", "mode": "payload", "market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "side": "buy", "size_usdc": 5, "price": 0.49, "order_type": "GTC", "status": "open", "order_hash": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "venue_order_id": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "filled_usdc": 0, "flagged_for_review": false, "client_order_id": null, "created_at": "2026-11-24T03:13:45.500Z", "updated_at": "2026-11-24T03:13:45.647Z", "history": [{"at": "2026-11-24T03:13:45.500Z", "reason": "approved by the risk engine", "status": "awaiting_signature"}, {"at": "2026-11-24T03:13:45.641Z", "reason": "signature verified", "status": "submitting"}, {"at": "2026-11-24T03:13:45.647Z", "reason": "resting at the venue", "status": "open"}]};
 
 export const OrderModel = t.Object({
   id: t.String(),
@@ -79,5 +87,83 @@ export const OrderModel = t.Object({
   created_at: t.String(),
   updated_at: t.String(),
   history: t.Array(t.Object({ status: t.String(), at: t.String(), reason: t.Union([t.String(), t.Null()]) })),
-});
+}, { examples: [ORDER_EXAMPLE] });
 export type OrderModel = typeof OrderModel.static;
+
+// ------------------------------------------------------------------ OpenAPI documentation only
+
+const RiskModel = t.Object({ approved: t.Boolean(), checks: t.Array(RiskCheckModel) });
+const TypedData = t.Object(
+  { domain: t.Object({}, { additionalProperties: true }), types: t.Object({}, { additionalProperties: true }), primaryType: t.Literal("Order"), message: t.Object({}, { additionalProperties: true }) },
+  { description: "EIP-712 typed data, as eth_signTypedData_v4 and viem's signTypedData take it (docs/api.md#the-unsigned-order)" },
+);
+const PayloadAnswer = t.Object({
+  order_id: t.String(),
+  agent_id: t.String(),
+  mode: t.Literal("payload"),
+  status: t.Literal("awaiting_signature"),
+  unsigned_order: TypedData,
+  order_hash: t.String({ description: "the EIP-712 digest: the venue's order id once posted" }),
+  order_type: OrderTypeSchema,
+  expiration: t.String({ description: "Unix seconds; 0 unless GTD" }),
+  signature_deadline: t.String({ description: "after it the order expires and its reservation is released" }),
+  decision_id: t.String(),
+  risk: RiskModel,
+});
+const DelegatedAnswer = t.Object({ order_id: t.String(), agent_id: t.String(), mode: t.Literal("delegated"), status: t.String(), venue_order_id: t.Union([t.String(), t.Null()]), decision_id: t.String(), risk: RiskModel });
+const SubmitAnswer = t.Object({ order_id: t.String(), status: t.String(), venue_order_id: t.Union([t.String(), t.Null()]), order: OrderModel });
+const OrderPage = t.Object({ data: t.Array(OrderModel), next_cursor: t.Union([t.String(), t.Null()]) });
+
+const INTENT_EXAMPLE = {"order_id": "ord_20ew38ypczk6rwcdelno", "agent_id": "agt_20ew38ygo3k92ke1kcen", "mode": "payload", "status": "awaiting_signature", "unsigned_order": {"domain": {"name": "Polymarket CTF Exchange", "version": "2", "chainId": 137, "verifyingContract": "0xE111180000d2663C0091e4f400237545B87B996B"}, "types": {"EIP712Domain": [{"name": "name", "type": "string"}, {"name": "version", "type": "string"}, {"name": "chainId", "type": "uint256"}, {"name": "verifyingContract", "type": "address"}], "Order": [{"name": "salt", "type": "uint256"}, {"name": "maker", "type": "address"}, {"name": "signer", "type": "address"}, {"name": "tokenId", "type": "uint256"}, {"name": "makerAmount", "type": "uint256"}, {"name": "takerAmount", "type": "uint256"}, {"name": "side", "type": "uint8"}, {"name": "signatureType", "type": "uint8"}, {"name": "timestamp", "type": "uint256"}, {"name": "metadata", "type": "bytes32"}, {"name": "builder", "type": "bytes32"}]}, "primaryType": "Order", "message": {"salt": "8672092076819671", "maker": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "signer": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "tokenId": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "makerAmount": "4998000", "takerAmount": "10200000", "side": 0, "signatureType": 0, "timestamp": "1795490025500", "metadata": "0x0000000000000000000000000000000000000000000000000000000000000000", "builder": "0x0000000000000000000000000000000000000000000000000000000000000000"}}, "order_hash": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "order_type": "GTC", "expiration": "0", "signature_deadline": "2026-11-24T03:18:45.500Z", "decision_id": "dec_20ew38ypczlbredx0ynu", "risk": {"approved": true, "checks": [{"check": "breaker", "passed": true}, {"check": "market_filters", "passed": true}, {"check": "order_size", "passed": true}, {"check": "daily_volume", "passed": true}, {"check": "concentration", "passed": true}, {"check": "kelly_cap", "passed": true}, {"check": "price_sanity", "passed": true}, {"check": "liquidity_impact", "passed": true}]}};
+const REJECTED = new RiskRejectedError({"decision_id": "dec_20ew38ylxq9gfrinpbel", "failures": [{"check": "order_size", "code": "order_too_large", "message": "size 500 USDC is above max_order_usdc 100", "limit": 100, "actual": 500}, {"check": "concentration", "code": "concentration_exceeded", "message": "exposure 0 USDC in this market plus 500 exceeds max_market_exposure_pct 0.2 × capital_usdc 1000 = 200", "limit": 200, "actual": 500}, {"check": "kelly_cap", "code": "kelly_cap_exceeded", "message": "without a probability the size is capped at kelly_fallback_pct 0.02 × capital_usdc 1000; 500 USDC exceeds it", "limit": 20, "actual": 500}], "checks": [{"check": "breaker", "passed": true}, {"check": "market_filters", "passed": true}, {"check": "order_size", "passed": false}, {"check": "daily_volume", "passed": true}, {"check": "concentration", "passed": false}, {"check": "kelly_cap", "passed": false}, {"check": "price_sanity", "passed": true}, {"check": "liquidity_impact", "passed": true}]});
+const noOrder = new NotFoundError("order");
+const notAwaiting = new InvalidStateError("order ord_20ew38ypczk6rwcdelno is open, not awaiting a signature", { order_status: "open" });
+
+/** OpenAPI details of the order routes (docs/api.md#orders). */
+export const ordersDetail = {
+  intent: {
+    summary: "Submit an order intent: eight risk checks, then an unsigned order (payload) or a placed order (delegated)",
+    description: "`?dry_run=true` runs the checks only and answers 200 `{risk}`. A rejection is 422 `risk_rejected` listing every failing check.",
+    tags: ["orders"],
+    responses: {
+      "200": jsonResponse("Dry run: the risk decision, nothing created", t.Object({ risk: RiskModel }), {"risk": {"approved": true, "checks": [{"check": "breaker", "passed": true}, {"check": "market_filters", "passed": true}, {"check": "order_size", "passed": true}, {"check": "daily_volume", "passed": true}, {"check": "concentration", "passed": true}, {"check": "kelly_cap", "passed": true}, {"check": "price_sanity", "passed": true}, {"check": "liquidity_impact", "passed": true}]}}),
+      "201": jsonResponse(
+        "Approved: an unsigned order to sign (payload mode) or an order already at the venue (delegated mode)",
+        t.Union([PayloadAnswer, DelegatedAnswer]),
+        INTENT_EXAMPLE,
+      ),
+      ...problemResponses(
+        new InvalidRequestError("/price: Expected number to be less than 1", [{ path: "/price", message: "Expected number to be less than 1" }]),
+        new ForbiddenError("this key acts on another agent"),
+        new NotFoundError("agent"),
+        new InvalidStateError("the agent's credentials lack the order:place scope"),
+        REJECTED,
+        new VenueUnavailableProblem(),
+      ),
+    },
+  },
+  submitSigned: {
+    summary: "Forward the signed order to the venue (payload mode)",
+    description: "The signature must recover to the order's signer over the stored order hash. The venue's answer decides the status: open, filled, or 502 venue_rejected; no answer in time is 504 venue_timeout (status unknown, reconciled).",
+    tags: ["orders"],
+    responses: {
+      "200": jsonResponse("Sent to the venue", SubmitAnswer, {"order_id": "ord_20ew38ypczk6rwcdelno", "status": "open", "venue_order_id": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "order": {"id": "ord_20ew38ypczk6rwcdelno", "agent_id": "agt_20ew38ygo3k92ke1kcen", "mode": "payload", "market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "side": "buy", "size_usdc": 5, "price": 0.49, "order_type": "GTC", "status": "open", "order_hash": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "venue_order_id": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "filled_usdc": 0, "flagged_for_review": false, "client_order_id": null, "created_at": "2026-11-24T03:13:45.500Z", "updated_at": "2026-11-24T03:13:45.647Z", "history": [{"at": "2026-11-24T03:13:45.500Z", "reason": "approved by the risk engine", "status": "awaiting_signature"}, {"at": "2026-11-24T03:13:45.641Z", "reason": "signature verified", "status": "submitting"}, {"at": "2026-11-24T03:13:45.647Z", "reason": "resting at the venue", "status": "open"}]}}),
+      ...problemResponses(
+        new InvalidSignatureError("the signature does not recover to the order's signer"),
+        noOrder,
+        notAwaiting,
+        new OrderExpiredError("ord_20ew38ypczk6rwcdelno"),
+        new VenueRejectedError("not enough balance / allowance"),
+        new VenueTimeoutError({ order_id: "ord_20ew38ypczk6rwcdelno" }),
+      ),
+    },
+  },
+  list: { summary: "List orders (filter by agent_id and status)", tags: ["orders"], responses: { "200": jsonResponse("A page of orders, newest first", OrderPage, { data: [ORDER_EXAMPLE], next_cursor: null }) } },
+  get: { summary: "Get an order with its status history", tags: ["orders"], responses: problemResponses(noOrder) },
+  cancel: {
+    summary: "Cancel one order",
+    description: "An order awaiting its signature is cancelled here; an open or unknown one at the venue. If the venue says it already filled, 409 with order_status filled.",
+    tags: ["orders"],
+    responses: problemResponses(noOrder, notAwaiting, new VenueUnavailableProblem()),
+  },
+};

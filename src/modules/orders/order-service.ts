@@ -51,7 +51,10 @@ export class OrderService {
   }
 
   async list(caller: Caller, q: { agent_id?: string; status?: string; limit?: number; cursor?: string }) {
-    if (caller.agentId && q.agent_id && q.agent_id !== caller.agentId) throw new ForbiddenError("this API key is scoped to another agent");
+    if (caller.agentId && q.agent_id && q.agent_id !== caller.agentId) {
+      if (caller.kind === "x402") throw new NotFoundError(`agent ${q.agent_id}`);
+      throw new ForbiddenError("this API key is scoped to another agent");
+    }
     const page = await this.deps.repo.list({
       orgId: caller.orgId,
       agentId: caller.agentId ?? q.agent_id,

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
-import { CreateOrgBody, CreatedOrg } from "./model.ts";
+import { CreateOrgBody, CreatedOrg, createOrgDetail } from "./model.ts";
 import type { OrgService } from "./service.ts";
 
 export function orgsModule(deps: { orgs: OrgService; auth: ReturnType<typeof authPlugin> }) {
@@ -14,7 +14,7 @@ export function orgsModule(deps: { orgs: OrgService; auth: ReturnType<typeof aut
       admin: true,
       body: CreateOrgBody,
       response: { 201: CreatedOrg },
-      detail: { summary: "Register an organization (admin token)", tags: ["orgs"] },
+      detail: createOrgDetail,
     },
   );
 }

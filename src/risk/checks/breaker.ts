@@ -1,5 +1,5 @@
 /**
- * Check 1, `breaker` (CONTRACT 5.2): fails with `breaker_tripped` while the
+ * Check 1, `breaker` (docs/api.md#risk-checks): fails with `breaker_tripped` while the
  * agent's breaker is tripped (kill switch, manual, or venue errors). The
  * cooldown close of a venue-errors breaker is resolved by the caller before it
  * builds RiskInput.state; this check only reads `tripped`.

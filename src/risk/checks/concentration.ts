@@ -1,5 +1,5 @@
 /**
- * Check 5, `concentration` (CONTRACT 5.2): `concentration_exceeded` when, on a
+ * Check 5, `concentration` (docs/api.md#risk-checks): `concentration_exceeded` when, on a
  * buy, the agent's exposure in this market's condition (state.
  * market_exposure_usdc_units: both outcome tokens, open and filled buys net of
  * sells) plus s exceeds max_market_exposure_pct × capital_usdc. Exactly

@@ -1,5 +1,5 @@
 /**
- * Check 4, `daily_volume` (CONTRACT 5.2): `daily_volume_exceeded` when the
+ * Check 4, `daily_volume` (docs/api.md#risk-checks): `daily_volume_exceeded` when the
  * notional approved this UTC day (state.daily_used_usdc_units: still
  * reserved, open and filled orders, buys and sells alike) plus s exceeds
  * daily_volume_usdc. Exactly reaching the limit passes. limit

@@ -1,5 +1,5 @@
 /**
- * Check 6, `kelly_cap` (CONTRACT 5.2), in exact rational arithmetic.
+ * Check 6, `kelly_cap` (docs/api.md#risk-checks), in exact rational arithmetic.
  * With q (intent.probability):
  *   buy  f* = (q − p) / (1 − p);  sell f* = (p − q) / p.
  *   - `no_edge` when f* ≤ 0; limit 0, actual f*. A buy at p ≥ 1 or a sell at

@@ -1,5 +1,5 @@
 /**
- * Check 8, `liquidity_impact` (CONTRACT 5.2). The order (floor₂(s/p) shares at
+ * Check 8, `liquidity_impact` (docs/api.md#risk-checks). The order (floor₂(s/p) shares at
  * limit p) is walked against the opposite side of the book: a buy takes asks
  * from the lowest up to p, a sell takes bids from the highest down to p, for
  * at most the order's shares. What fills is the marketable part; the rest

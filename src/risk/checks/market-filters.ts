@@ -1,5 +1,5 @@
 /**
- * Check 2, `market_filters` (CONTRACT 5.2). Codes, each reported at most once:
+ * Check 2, `market_filters` (docs/api.md#risk-checks). Codes, each reported at most once:
  * - `market_not_found`: the venue has no market for the token. The other
  *   filters need the market and are not evaluated, except `market_denied` on
  *   the token id itself. Every later check that needs market data passes

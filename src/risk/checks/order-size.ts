@@ -1,5 +1,5 @@
 /**
- * Check 3, `order_size` (CONTRACT 5.2).
+ * Check 3, `order_size` (docs/api.md#risk-checks).
  * - `order_too_small` (USDC): s < min_order_usdc; limit min_order_usdc, actual s.
  * - `order_too_small` (shares): floor₂(s/p) < the market's min_order_size;
  *   limit min_order_size, actual the share count. Reported as a second
@@ -15,7 +15,7 @@ import * as R from "../../domain/ratio.ts";
 import type { RiskFailure, RiskInput } from "../types.ts";
 
 /**
- * The order's share count, floor₂(s / p) (CONTRACT 6), or null when it cannot
+ * The order's share count, floor₂(s / p) (docs/api.md#the-unsigned-order), or null when it cannot
  * be computed (size or price not a number, price ≤ 0, size < 0).
  */
 export function orderShares(size_usdc: number, price: number): R.Ratio | null {

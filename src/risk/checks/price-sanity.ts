@@ -1,5 +1,5 @@
 /**
- * Check 7, `price_sanity` (CONTRACT 5.2), with the tick from the market's
+ * Check 7, `price_sanity` (docs/api.md#risk-checks), with the tick from the market's
  * tick_size. Codes (several may be reported together):
  * - `price_out_of_bounds`: not tick ≤ p ≤ 1 − tick; limit the bound crossed,
  *   actual p (null when p is not a number).

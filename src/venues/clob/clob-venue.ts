@@ -1,5 +1,5 @@
 /**
- * HTTP adapter for a venue speaking Polymarket's CLOB V2 wire format (CONTRACT 11.2): the real
+ * HTTP adapter for a venue speaking Polymarket's CLOB V2 wire format (docs/architecture.md#venues): the real
  * https://clob.polymarket.com or the venue simulator (src/venues/sim).
  *
  * Wire shapes, as Polymarket's clob-client-v2 (src/client.ts, src/endpoints.ts, src/types/clob.ts,

@@ -1,5 +1,5 @@
 /**
- * Polymarket CLOB L2 authentication (CONTRACT 11.2), as in Polymarket's clob-client-v2
+ * Polymarket CLOB L2 authentication (docs/architecture.md#venues), as in Polymarket's clob-client-v2
  * (src/signing/hmac.ts, src/headers/index.ts) and py-clob-client-v2 (signing/hmac.py):
  *
  *   POLY_SIGNATURE = urlsafe_base64( HMAC-SHA256( base64decode(secret), timestamp + METHOD + path + body ) )

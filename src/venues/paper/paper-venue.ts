@@ -1,5 +1,5 @@
 /**
- * The embedded paper venue (CONTRACT 11.1): in-process books per outcome token, loaded from the
+ * The embedded paper venue (docs/architecture.md#venues): in-process books per outcome token, loaded from the
  * markets file, with price-time matching of incoming orders. Everything is exact bigint arithmetic.
  *
  * Order semantics, from the signed OrderMessage (amounts are 6-decimal base units):
@@ -7,7 +7,7 @@
  * - sell (side 1): price = takerAmount / makerAmount, size = makerAmount shares
  * Trades execute at the resting order's price. GTC/GTD remainders rest on the book; FOK fills all or
  * nothing; FAK fills what it can and cancels the rest. The venue order id is the order's EIP-712
- * hash (CONTRACT 6), like Polymarket's orderID, so it equals the service's `order_hash`.
+ * hash (docs/api.md#the-unsigned-order), like Polymarket's orderID, so it equals the service's `order_hash`.
  *
  * The seeded levels of the markets file rest as orders of the owner "paper-book".
  */
@@ -35,7 +35,7 @@ import { orderHash as codecOrderHash } from "../../eip712/order-hash.ts";
 import { type BookSide, TokenBook } from "./order-book.ts";
 
 // ---------------------------------------------------------------------------------------------
-// The venue's order id is the order's EIP-712 hash (CONTRACT 6), the same digest the service signs over.
+// The venue's order id is the order's EIP-712 hash (docs/api.md#the-unsigned-order), the same digest the service signs over.
 
 export { EXCHANGE_V2 as CTF_EXCHANGE_V2, NEG_RISK_EXCHANGE_V2 as NEG_RISK_CTF_EXCHANGE_V2 } from "../../eip712/order-typed-data.ts";
 
@@ -195,7 +195,7 @@ export class PaperVenue implements Venue {
     }
   }
 
-  /** Loads a markets file (CONTRACT 11.4). */
+  /** Loads a markets file (docs/architecture.md#the-markets-file). */
   static fromFile(path: string, opts?: PaperVenueOptions): PaperVenue {
     const { markets, books } = loadMarketsFile(path);
     return new PaperVenue(markets, books, opts);

@@ -1,5 +1,5 @@
 /**
- * The venue simulator's command line (CONTRACT 11.3):
+ * The venue simulator's command line (docs/architecture.md#venues):
  *
  *   bun run venue-sim [--port N] [--host 127.0.0.1] [--markets FILE] [--chain-id 137] [--order-version 2|3]
  *                     [--heartbeat-timeout-ms 10000]

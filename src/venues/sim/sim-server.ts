@@ -62,7 +62,7 @@ export interface VenueSimOptions {
   hostname?: string;
   /** Path of a markets file; used when `markets` is not given. */
   marketsFile?: string;
-  /** Markets-file entries (CONTRACT 11.4) in memory. */
+  /** Markets-file entries (docs/architecture.md#the-markets-file) in memory. */
   markets?: unknown;
   /** Options of the underlying paper engine (chainId for order ids and domains, clock). */
   paper?: PaperVenueOptions;
