@@ -4,7 +4,7 @@
  * service's OpenAPI document (GET /openapi) and the request-body schemas of the served routes.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { BrokerClient, type CreateAgentRequest, type CredentialsRequest, type IntentRequest, type Limits, type ListMarketsQuery, type ListOrdersQuery, type SubmitSignedRequest } from "../../packages/sdk/src/client.ts";
+import { BrokerClient, type CreateAgentRequest, type CredentialsRequest, type IntentRequest, type Limits, type ListMarketsQuery, type ListOrdersQuery, type ListPaymentsQuery, type SubmitSignedRequest } from "../../packages/sdk/src/client.ts";
 import { sharedPglite } from "../support/databases.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 
@@ -20,7 +20,6 @@ const PENDING_ROUTES = new Set([
 /** Contract request fields the SDK sends that the served schemas do not have yet. */
 const PENDING_FIELDS: Record<string, string[]> = {
   "PATCH /v1/agents/{*}/limits": ["max_orders_per_minute", "max_open_orders", "duplicate_window_s", "runaway_trip_count", "approval_threshold_usdc"],
-  "POST /v1/agents/{*}/kill": ["reason"],
 };
 
 interface Sent {
@@ -53,7 +52,8 @@ const ordersQ: Required<ListOrdersQuery> = { limit: 1, cursor: "c", agent_id: ID
 
 /** Every public method of the client, with every field it can send. */
 async function callEverything(c: BrokerClient): Promise<void> {
-  await c.health(); await c.ready(); await c.metrics();
+  await c.health(); await c.ready(); await c.metrics(); await c.apiReference();
+  await c.listPayments({ limit: 1, cursor: "c", agent_id: ID, payer: "0x", status: "settled" } satisfies Required<ListPaymentsQuery>);
   await c.createOrg({ name: "n" }); await c.createApiKey({ name: "n", agent_id: ID }); await c.listApiKeys({ limit: 1, cursor: "c" }); await c.revokeApiKey(ID);
   await c.listMarkets(marketsQ); await c.getMarket(ID);
   await c.createAgent(agent); await c.listAgents({ limit: 1, cursor: "c" }); await c.getAgent(ID); await c.updateLimits(ID, limits);

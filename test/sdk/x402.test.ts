@@ -1,16 +1,22 @@
 /**
  * Optional x402 payment: the SDK with `x402Fetch` (the reference @x402/fetch + @x402/evm exact scheme)
  * answers a 402 challenge (CONTRACT 10: x402 version 2, PAYMENT-REQUIRED / PAYMENT-SIGNATURE headers)
- * with an EIP-3009 USDC authorization signed by the wallet, on the same Idempotency-Key. The server
- * here is a small x402 resource written with @x402/core's header encoding; it checks the signature
- * with viem. Without x402 the challenge is a PaymentRequiredError.
+ * with an EIP-3009 USDC authorization signed by the wallet, on the same Idempotency-Key: first against
+ * a small x402 resource written with @x402/core's header encoding that checks the signature with viem,
+ * then as an anonymous agent against the live service with X402_ENABLED (local verifier). Without
+ * x402 the challenge is a PaymentRequiredError.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import { getAddress, verifyTypedData } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { BrokerClient, PaymentRequiredError } from "../../packages/sdk/src/client.ts";
+import { BrokerClient, PaymentRequiredError, type PayloadIntentAnswer } from "../../packages/sdk/src/client.ts";
 import { x402Fetch } from "../../packages/sdk/src/x402.ts";
+import { ADMIN_TOKEN } from "../support/app.ts";
+import { describeEachDatabase } from "../support/databases.ts";
+import { DEM_YES } from "../support/payload.ts";
+import { X402_ENV } from "../payments/x402-support.ts";
+import { serveTestApp, type LiveService } from "./serve.ts";
 
 const USDC_BASE_SEPOLIA = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
 const PAY_TO = "0x1111111111111111111111111111111111111111";
@@ -94,4 +100,31 @@ test("with x402Fetch the wallet pays the challenge with a valid EIP-3009 authori
   expect(getAddress(seen[1]!.payer!)).toBe(wallet.address);
   expect(seen[0]!.key).toBeTruthy();
   expect(seen[1]!.key).toBe(seen[0]!.key);
+});
+
+describeEachDatabase("x402 through the SDK against the live service", (_kind, database) => {
+  let live: LiveService;
+  beforeAll(async () => {
+    live = await serveTestApp(await database(), { env: X402_ENV });
+  });
+  afterAll(() => live?.stop());
+
+  test("an anonymous agent pays per request: intent approved, signed and submitted, order read; the payments are recorded", async () => {
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const anonymous = new BrokerClient({ baseUrl: live.url });
+    expect(await anonymous.placeIntent({ market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.45 }).catch((e) => e)).toBeInstanceOf(PaymentRequiredError);
+
+    const paying = new BrokerClient({ baseUrl: live.url, fetch: x402Fetch(wallet) });
+    const answer = (await paying.placeIntent({ market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.45 })) as PayloadIntentAnswer;
+    expect(answer.status).toBe("awaiting_signature");
+    expect(answer.unsigned_order.message.maker.toLowerCase()).toBe(wallet.address.toLowerCase());
+    const submitted = await paying.signAndSubmit(answer, wallet);
+    expect(submitted.status).toBe("open");
+    expect((await paying.getOrder(answer.order_id)).status).toBe("open");
+
+    const admin = new BrokerClient({ baseUrl: live.url, adminToken: ADMIN_TOKEN });
+    const payments = await admin.listPayments({ payer: wallet.address });
+    expect(payments.data.length).toBe(3);
+    expect(payments.data.every((p) => p.agent_id === answer.agent_id && p.amount_units === "1000")).toBe(true);
+  });
 });

@@ -20,11 +20,13 @@ import type {
   Limits,
   ListMarketsQuery,
   ListOrdersQuery,
+  ListPaymentsQuery,
   Market,
   Order,
   Page,
   PageQuery,
   PayloadIntentAnswer,
+  Payment,
   SubmitSignedAnswer,
   SubmitSignedRequest,
 } from "./types.js";
@@ -99,6 +101,10 @@ export class BrokerClient {
   openapi(): Promise<Record<string, any>> {
     return this.transport.call("GET", "/openapi");
   }
+  /** The API reference (Markdown); problem `type` URIs point at its sections. */
+  apiReference(): Promise<string> {
+    return this.transport.call("GET", "/docs/api", { text: true });
+  }
 
   // ---------------------------------------------------------------- organizations and keys
 
@@ -115,6 +121,11 @@ export class BrokerClient {
   }
   async revokeApiKey(id: string): Promise<void> {
     await this.transport.call("DELETE", `/v1/api-keys/${enc(id)}`);
+  }
+  /** GET /v1/payments (admin): x402 payments, newest first. */
+  listPayments(query: ListPaymentsQuery = {}, o: { adminToken?: string } = {}): Promise<Page<Payment>> {
+    const token = o.adminToken ?? this.adminToken;
+    return this.transport.call("GET", "/v1/payments", { query: { ...query }, headers: token ? { authorization: `Bearer ${token}` } : {} });
   }
 
   // ---------------------------------------------------------------- markets

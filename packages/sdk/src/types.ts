@@ -294,6 +294,32 @@ export interface CreateOrgAnswer {
   api_key: { id: string; key: string; created_at: string };
 }
 
+/** An x402 payment (GET /v1/payments, admin). Amounts: USDC, and exact 6-decimal base units. */
+export interface Payment {
+  id: string;
+  agent_id: string | null;
+  payer: string;
+  amount_usdc: number;
+  amount_units: string;
+  asset: string;
+  network: string;
+  pay_to: string;
+  nonce: string;
+  x402_version: number;
+  status: "verified" | "settled" | "failed";
+  failure_reason: string | null;
+  transaction: string | null;
+  request: { method: string; path: string; status: number | null };
+  created_at: string;
+  updated_at: string;
+  [extra: string]: unknown;
+}
+export interface ListPaymentsQuery extends PageQuery {
+  agent_id?: string;
+  payer?: string;
+  status?: Payment["status"];
+}
+
 /** GET /v1/events: one Server-Sent Event of the caller's organization. */
 export type BrokerEvent =
   | { id: string; type: "order"; data: Order }
