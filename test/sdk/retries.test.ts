@@ -9,18 +9,25 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BrokerClient, NetworkError, type PayloadIntentAnswer } from "../../packages/sdk/src/client.ts";
 import { DEM_YES } from "../support/payload.ts";
 import { describeEachDatabase } from "../support/databases.ts";
+import { hookedVenue } from "../support/hooked-venue.ts";
 import { newOrgClient, serveTestApp, type LiveService } from "./serve.ts";
 
 interface FaultProxy {
   url: string;
-  /** Faults for the next requests to a path: "drop" forwards then destroys the socket, "503" answers 503 without forwarding. */
-  plan: Map<string, ("drop" | "503")[]>;
-  seen: { method: string; path: string; key: string | undefined; forwarded: boolean }[];
+  /**
+   * Faults for the next requests to a path: "drop" forwards and destroys the socket once the service
+   * has answered; "cut" forwards and destroys it at once, while the service is still working; "503"
+   * answers 503 without forwarding.
+   */
+  plan: Map<string, Fault[]>;
+  seen: { method: string; path: string; key: string | undefined; forwarded: boolean; status?: number }[];
   close(): Promise<void>;
 }
 
+type Fault = "drop" | "cut" | "503";
+
 function startProxy(upstream: string): Promise<FaultProxy> {
-  const plan = new Map<string, ("drop" | "503")[]>();
+  const plan = new Map<string, Fault[]>();
   const seen: FaultProxy["seen"] = [];
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -28,7 +35,8 @@ function startProxy(upstream: string): Promise<FaultProxy> {
     const path = (req.url ?? "/").split("?")[0]!;
     const fault = plan.get(path)?.shift();
     const key = req.headers["idempotency-key"] as string | undefined;
-    seen.push({ method: req.method!, path, key, forwarded: fault !== "503" });
+    const record: FaultProxy["seen"][number] = { method: req.method!, path, key, forwarded: fault !== "503" };
+    seen.push(record);
     if (fault === "503") {
       res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "0" });
       res.end(JSON.stringify({ type: "about:blank", title: "Service unavailable", status: 503, code: "unavailable", detail: "proxy fault" }));
@@ -36,8 +44,15 @@ function startProxy(upstream: string): Promise<FaultProxy> {
     }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;
-    const answer = await fetch(upstream + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    const pending = fetch(upstream + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+    if (fault === "cut") {
+      req.socket.destroy();
+      await pending.then((a) => a.arrayBuffer()).catch(() => undefined);
+      return;
+    }
+    const answer = await pending;
     const body = Buffer.from(await answer.arrayBuffer());
+    record.status = answer.status;
     if (fault === "drop") {
       // The service has done the work; the caller never hears of it.
       req.socket.destroy();
@@ -106,5 +121,44 @@ describeEachDatabase("sdk retries through a fault-injecting proxy", (_kind, data
     const again = await client.createAgent(body, { idempotencyKey: err.request.idempotencyKey });
     expect(again.wallet_address.toLowerCase()).toBe(body.wallet_address.toLowerCase());
     expect((await client.listAgents()).data.map((a) => a.id)).toEqual([again.id]);
+  });
+});
+
+describeEachDatabase("sdk retries while the first attempt is still running", (_kind, database) => {
+  let live: LiveService;
+  let proxy: FaultProxy;
+  const hooked = hookedVenue();
+  let posts = 0;
+  beforeAll(async () => {
+    // The venue takes 600 ms to accept an order, so the service is still working when the retry comes.
+    hooked.overrides.postSignedOrder = async (...args: any[]) => {
+      posts++;
+      await Bun.sleep(600);
+      return (hooked.paper.postSignedOrder as any)(...args);
+    };
+    live = await serveTestApp(await database(), { venue: hooked.venue });
+    proxy = await startProxy(live.url);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await live?.stop();
+  });
+
+  test("a cut-off submit is retried through 409 in-progress answers until the first answer is replayed; the venue gets it once", async () => {
+    const { key } = await newOrgClient(live.url);
+    const client = new BrokerClient({ baseUrl: proxy.url, apiKey: key, retry: { retries: 10, baseDelayMs: 100, maxDelayMs: 400 } });
+    const account = privateKeyToAccount(generatePrivateKey());
+    const agent = await client.createAgent({ wallet_address: account.address });
+    const answer = (await client.placeIntent({ agent_id: agent.id, market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.45 })) as PayloadIntentAnswer;
+    proxy.seen.length = 0;
+    proxy.plan.set("/v1/orders/submit-signed", ["cut"]);
+    const submitted = await client.signAndSubmit(answer, account);
+    expect(submitted.status).toBe("open");
+    const tries = proxy.seen.filter((s) => s.path === "/v1/orders/submit-signed");
+    expect(tries.length).toBeGreaterThanOrEqual(3);
+    expect(tries.some((s) => s.status === 409)).toBe(true);
+    expect(tries.at(-1)!.status).toBe(200);
+    expect(new Set(tries.map((s) => s.key)).size).toBe(1);
+    expect(posts).toBe(1);
   });
 });

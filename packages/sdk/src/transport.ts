@@ -97,15 +97,15 @@ export class Transport {
         if (o.text) return text as T;
         return (text ? JSON.parse(text) : undefined) as T;
       }
-      if (RETRY_STATUSES.has(res.status) && info.attempts <= retries) {
-        await sleep(this.backoff(info.attempts, retryAfterSeconds(res.headers)), o.signal);
-        continue;
-      }
       let parsed: unknown = text;
       try {
         parsed = text ? JSON.parse(text) : null;
       } catch {
         // not JSON: described from the status
+      }
+      if ((RETRY_STATUSES.has(res.status) || this.stillInProgress(res.status, parsed, info)) && info.attempts <= retries) {
+        await sleep(this.backoff(info.attempts, retryAfterSeconds(res.headers)), o.signal);
+        continue;
       }
       throw errorFromResponse(res.status, parsed, res.headers, info);
     }
@@ -133,6 +133,15 @@ export class Transport {
       throw errorFromResponse(res.status, parsed, res.headers, info);
     }
     return res;
+  }
+
+  /**
+   * A retried POST (same key, same body) answered idempotency_conflict: the first attempt, whose answer
+   * was lost, is still running at the service. Waiting and retrying gets its answer replayed. (On a
+   * first attempt the conflict is real: the key was used with another body.)
+   */
+  private stillInProgress(status: number, body: unknown, info: RequestInfo): boolean {
+    return status === 409 && info.attempts > 1 && info.idempotencyKey !== undefined && (body as { code?: unknown } | null)?.code === "idempotency_conflict";
   }
 
   backoff(attempt: number, retryAfterS: number | null): number {
