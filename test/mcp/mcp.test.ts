@@ -257,3 +257,23 @@ test("a bad configuration stops the server with a message naming the variable an
   expect(err).toContain("BROKER_PRIVATE_KEY");
   expect(err).not.toContain("1234secret");
 });
+
+test("Streamable HTTP with MCP_HTTP_TOKEN: refused without the bearer token, served with it; other paths 404", async () => {
+  const s = await setup();
+  const server = await startHttp({ ...s.env, MCP_HTTP_TOKEN: "t0ken-for-test" });
+  try {
+    const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } };
+    const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const bare = await fetch(server.url, { method: "POST", headers, body: JSON.stringify(init) });
+    expect(bare.status).toBe(401);
+    expect((await fetch(server.url.replace("/mcp", "/other"), { method: "POST", headers, body: "{}" })).status).toBe(404);
+    const client = new Client1({ name: "test", version: "1.0.0" });
+    await client.connect(new Http1(new URL(server.url), { requestInit: { headers: { authorization: "Bearer t0ken-for-test" } } }));
+    expect((await client.listTools()).tools).toHaveLength(10);
+    await client.close();
+  } finally {
+    server.proc.kill();
+    await server.proc.exited;
+  }
+  expect(server.stderr()).not.toContain("t0ken-for-test");
+});
