@@ -8,9 +8,19 @@
 import pLimit from "p-limit";
 import { Mailbox } from "./mailbox.ts";
 import type { Evictable } from "./registry.ts";
+import { type OrderAmounts, orderAmounts } from "../src/domain/amounts.ts";
 import { type Clock, systemClock } from "../src/domain/clock.ts";
-import { ACTIVE_STATUSES, type BreakerReason, type OrderStatus } from "../src/domain/order-status.ts";
-import type { RiskState } from "../src/risk/types.ts";
+import { newId } from "../src/domain/ids.ts";
+import type { Market, OrderBook } from "../src/domain/market.ts";
+import { ACTIVE_STATUS_LIST, ACTIVE_STATUSES, type BreakerReason, type OrderStatus } from "../src/domain/order-status.ts";
+import type { VenueCredentials } from "../src/domain/venue-credentials.ts";
+import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
+import { verifySignedOrder } from "../src/eip712/verify-signed-order.ts";
+import { evaluateRisk } from "../src/risk/evaluate-risk.ts";
+import type { Limits } from "../src/risk/limits.ts";
+import type { RiskResult, RiskState } from "../src/risk/types.ts";
+import { type BuiltOrder, buildOrder } from "./build-order.ts";
+import type { IntentAnswer, IntentMessage, Placed, ReconcileResult, SubmitSignedMessage } from "./messages.ts";
 import type {
   ActorLimits,
   AgentProfile,
@@ -21,8 +31,15 @@ import type {
   CancelOutcome,
   KillOutcome,
   KillPorts,
+  OrderPorts,
+  StatusPatch,
+  StoredOrder,
   TrackedOrder,
+  VenueCancelResult,
+  VenueOrderView,
+  VenuePostResult,
 } from "./ports.ts";
+
 
 export interface AgentView<L> {
   profile: AgentProfile;
@@ -68,8 +85,8 @@ export interface KillResult {
 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-export class AgentActor<L extends ActorLimits> implements Evictable {
-  private readonly mailbox = new Mailbox();
+export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrder> implements Evictable {
+  private readonly mailbox: Mailbox;
   private profile: AgentProfile;
   private limits: L;
   private breaker: BreakerState;
@@ -91,7 +108,11 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     snapshot: AgentSnapshot<L>,
     private readonly store: AgentStore<L>,
     private readonly clock: Clock = systemClock,
+    /** The order path's ports (store, venue, credentials); tests of the state alone leave them out. */
+    private readonly ports?: OrderPorts<R>,
+    opts: { mailboxCapacity?: number } = {},
   ) {
+    this.mailbox = new Mailbox(opts.mailboxCapacity, clock);
     this.profile = snapshot.profile;
     this.limits = snapshot.limits;
     this.breaker = snapshot.breaker;
@@ -456,10 +477,510 @@ export class AgentActor<L extends ActorLimits> implements Evictable {
     }
   }
 
+  // ---------------------------------------------------------------- the order path (messages from the features)
+
+  private requirePorts(): OrderPorts<R> {
+    if (!this.ports) throw new Error("this actor was built without its order ports");
+    return this.ports;
+  }
+
+  /**
+   * An intent: the eight checks on this actor's state, the reservation, the order (amounts and typed
+   * data), its durable write through the order store, and in delegated mode the placement at the venue.
+   */
+  intent(msg: IntentMessage): Promise<IntentAnswer<R>> {
+    return this.mailbox.admit(() => this.runIntent(msg));
+  }
+
+  private async runIntent(msg: IntentMessage): Promise<IntentAnswer<R>> {
+    const p = this.requirePorts();
+    let market: Market | null;
+    let book: OrderBook | null;
+    try {
+      [market, book] = await Promise.all([p.venue.getMarketByToken(msg.marketId), p.venue.getBook(msg.marketId)]);
+    } catch {
+      return { kind: "venue_unavailable", detail: "the venue could not be reached for the market and its book; nothing was created, try again" };
+    }
+    let amounts: OrderAmounts | null = null;
+    try {
+      amounts = orderAmounts({ side: msg.side, sizeUnits: msg.sizeUnits, price: msg.priceText });
+    } catch {
+      amounts = null; // price or size the venue cannot express: the checks reject it
+    }
+    const intent = { market_id: msg.marketId, side: msg.side, size_usdc: msg.sizeUsdc, price: msg.price, probability: msg.probability };
+    const evaluate = (state: RiskState): RiskResult => {
+      const verdict = evaluateRisk({ intent, limits: this.limits as unknown as Limits, state, market, book, now_ms: this.clock.now() });
+      if (verdict.approved && !amounts) {
+        // Defensive: an order the venue cannot express is never approved.
+        return {
+          approved: false,
+          checks: verdict.checks.map((c) => (c.check === "order_size" ? { ...c, passed: false } : c)),
+          failures: [{ check: "order_size", code: "order_too_small", message: "the order rounds to no shares at this price", limit: null, actual: 0 }],
+        };
+      }
+      return verdict;
+    };
+    const conditionId = market?.condition_id ?? "";
+    if (msg.dryRun) {
+      const verdict = await this.evaluateOnly(conditionId, evaluate);
+      p.observer.verdict(verdict);
+      return { kind: "dry_run", verdict };
+    }
+
+    const profile = this.profile;
+    const mode = profile.mode;
+    if (mode === "delegated" && !this.credentials?.scopes.includes("order:place")) {
+      return {
+        kind: "invalid_state",
+        detail: "the agent's venue credentials lack the order:place scope; submit credentials with it, or delete them to use payload mode",
+      };
+    }
+    const now = this.clock.now();
+    const orderId = newId("ord", now);
+    const decisionId = newId("dec", now);
+    const signatureDeadline = mode === "payload" ? new Date(now + p.config.signatureTtlS * 1000) : null;
+    const negRisk = market?.neg_risk ?? false;
+    // The market's protocol version picks the exchange domain (docs/api.md#the-unsigned-order); none means v1.
+    const version = market?.version === "v2" ? "v2" : "v1";
+    const agentId = profile.id;
+    let built: BuiltOrder | null = null;
+
+    const result = await this.reserve({
+      order: {
+        id: orderId,
+        mode,
+        marketId: msg.marketId,
+        conditionId,
+        side: msg.side,
+        notionalUnits: amounts?.notionalUnits ?? msg.sizeUnits,
+        status: mode === "payload" ? "awaiting_signature" : "submitting",
+        venueOrderId: null,
+        signatureDeadline,
+      },
+      evaluate,
+      persist: (order: TrackedOrder, timestampMs: number) => {
+        const b = buildOrder({
+          profile,
+          chainId: p.config.chainId,
+          builderCode: p.config.builderCode,
+          negRisk,
+          version,
+          tokenId: msg.marketId,
+          side: msg.side,
+          amounts: amounts!,
+          timestampMs,
+        });
+        built = b;
+        const at = new Date(timestampMs);
+        return p.orders.insert(
+          {
+            id: order.id,
+            orgId: msg.orgId,
+            agentId,
+            mode,
+            marketId: msg.marketId,
+            conditionId,
+            side: msg.side,
+            sizeUnits: msg.sizeUnits,
+            price: msg.priceText,
+            notionalUnits: order.notionalUnits,
+            orderType: msg.orderType,
+            expiration: msg.expiration,
+            status: order.status,
+            orderHash: b.hash,
+            // Stored without its `types`: they are always ORDER_TYPES (see the column in schema.ts).
+            typedData: { domain: b.typedData.domain, primaryType: b.typedData.primaryType, message: b.typedData.message },
+            signatureDeadline,
+            clientOrderId: msg.clientOrderId,
+            decisionId,
+            tradingDay: order.tradingDay,
+            history: [{ status: order.status, at: at.toISOString(), reason: "approved by the risk engine" }],
+            createdAt: at,
+            updatedAt: at,
+          },
+          { id: decisionId, orgId: msg.orgId, agentId, approved: true, intent: msg.record, failures: [], checks: [], orderId, createdAt: at },
+        );
+      },
+    });
+    p.observer.verdict(result.verdict);
+
+    if (!result.approved) {
+      const verdict = result.verdict;
+      await p.orders.insertDecision({
+        id: decisionId,
+        orgId: msg.orgId,
+        agentId,
+        approved: false,
+        intent: msg.record,
+        failures: verdict.failures,
+        checks: verdict.checks,
+        orderId: null,
+        createdAt: new Date(this.clock.now()),
+      });
+      return { kind: "rejected", decisionId, verdict };
+    }
+
+    await result.written;
+    const b = built! as BuiltOrder;
+    if (mode === "payload") {
+      return {
+        kind: "payload",
+        orderId,
+        decisionId,
+        verdict: result.verdict,
+        unsignedOrder: b.typedData,
+        orderHash: b.hash,
+        orderType: msg.orderType,
+        expiration: msg.expiration,
+        signatureDeadline: signatureDeadline!,
+      };
+    }
+    const finish = this.finishPlacement(orderId)!;
+    const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
+    const placed = await this.place({ id: orderId, notionalUnits: result.order.notionalUnits }, finish, () =>
+      p.credentials.withAgentCredentials(agentId, (credentials) =>
+        p.venue.placeDelegatedOrder({ credentials, client_order_id: orderId, order: b.message, order_type: msg.orderType, expiration: msg.expiration }, timeout()),
+      ),
+    );
+    return { kind: "delegated", orderId, decisionId, verdict: result.verdict, orderHash: b.hash, placed };
+  }
+
+  /** Submit-signed (payload mode): checks the signature over the stored order and forwards it to the venue. */
+  submitSigned(msg: SubmitSignedMessage<R>): Promise<Placed<R>> {
+    return this.mailbox.admit(() => this.runSubmitSigned(msg));
+  }
+
+  private async runSubmitSigned(msg: SubmitSignedMessage<R>): Promise<Placed<R>> {
+    const p = this.requirePorts();
+    const row = msg.order;
+    if (row.mode !== "payload" || !row.typedData || !row.orderHash) {
+      return { kind: "invalid_state", detail: "only payload-mode orders take a signature", status: row.status };
+    }
+    if (row.status !== "awaiting_signature") {
+      return { kind: "invalid_state", detail: `the order is ${row.status}, not awaiting a signature`, status: row.status };
+    }
+    if (row.signatureDeadline && this.clock.now() > row.signatureDeadline.getTime()) {
+      await this.expire(row.id);
+      return { kind: "expired", orderId: row.id };
+    }
+    const message = row.typedData.message;
+    // Types 0-2: a 65-byte signature recovering to the signer; type 3: the ERC-7739 wrapper, its inner
+    // signature recovering to the agent's owner (src/eip712/verify-signed-order.ts).
+    const check = verifySignedOrder({
+      domain: row.typedData.domain,
+      message,
+      orderHash: row.orderHash,
+      signature: msg.signature,
+      owner: this.profile.ownerAddress,
+    });
+    if (!check.ok) return { kind: "invalid_signature", reason: check.reason };
+    // Awaiting a signature → submitting, in the actor and in the store in one message, so an expiry
+    // or a cancel cannot slip in between; the store says `submitting` before the venue hears of it.
+    const start = await this.mailbox.send(async () => {
+      const order = this.active.get(row.id);
+      const now = this.clock.now();
+      if (!order) return { ok: false as const, reason: "not_found" as const };
+      if (order.status !== "awaiting_signature") return { ok: false as const, reason: "invalid_state" as const, status: order.status };
+      if (this.currentBreaker(now).state === "tripped") return { ok: false as const, reason: "halted" as const };
+      if (order.signatureDeadline && now > order.signatureDeadline.getTime()) {
+        await p.orders.transition(row.id, ["awaiting_signature"], "expired", "signature deadline passed");
+        this.apply(order.id, { status: "expired" });
+        return { ok: false as const, reason: "expired" as const };
+      }
+      const moved = await p.orders.transition(row.id, ["awaiting_signature"], "submitting", "signature verified");
+      if (!moved) {
+        const stored = await p.orders.get(row.id);
+        this.apply(row.id, { status: stored?.status ?? "expired" });
+        return stored?.status === "expired" || !stored ? { ok: false as const, reason: "expired" as const } : { ok: false as const, reason: "invalid_state" as const, status: stored.status };
+      }
+      this.apply(order.id, { status: "submitting" });
+      return { ok: true as const, finish: this.openInflight(order.id) };
+    });
+    if (!start.ok) {
+      if (start.reason === "expired") return { kind: "expired", orderId: row.id };
+      if (start.reason === "halted") {
+        return { kind: "invalid_state", detail: "the agent's breaker is tripped; no order is forwarded until it is resumed", status: row.status };
+      }
+      const stored = await p.orders.get(row.id);
+      const status = stored?.status ?? ("status" in start ? start.status : undefined);
+      return { kind: "invalid_state", detail: `the order is ${status ?? "not awaiting a signature"}`, status };
+    }
+    return this.place(
+      { id: row.id, notionalUnits: row.notionalUnits },
+      start.finish,
+      () =>
+        p.venue.postSignedOrder(
+          {
+            order: message,
+            signature: msg.signature as `0x${string}`,
+            order_type: row.orderType,
+            expiration: row.expiration,
+            owner: msg.venueAuth?.api_key,
+            venue_auth: msg.venueAuth,
+          },
+          { signal: AbortSignal.timeout(p.config.venueTimeoutMs) },
+        ),
+      (venueOrderId) =>
+        p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) =>
+          p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
+        ),
+    );
+  }
+
+  /**
+   * Sends one order to the venue and records what happened: in the store first, then in the actor.
+   * The order is already `submitting` in the store, so a crash in between leaves a row that
+   * reconciliation settles; nothing here ever posts an order twice.
+   */
+  private async place(
+    order: { id: string; notionalUnits: bigint },
+    finish: (outcome: VenueOutcome) => Promise<void>,
+    call: () => Promise<VenuePostResult | null>,
+    /** Cancels an order the venue accepted after someone else (the kill switch) had already settled it. */
+    cancelLate?: (venueOrderId: string) => Promise<VenueCancelResult>,
+  ): Promise<Placed<R>> {
+    const p = this.requirePorts();
+    if (!(await this.mayPlace())) {
+      // Halted (a kill) after the order was approved or signed: it is never sent.
+      await p.orders.transition(order.id, ["submitting"], "rejected", "the agent was halted before the order was sent");
+      await finish({ kind: "rejected" });
+      return { kind: "invalid_state", detail: "the agent's breaker tripped before the order was sent; nothing was placed", orderId: order.id };
+    }
+    const done = p.observer.venueCall("post_order");
+    let result: VenuePostResult | null;
+    try {
+      result = await call();
+    } catch (error) {
+      done(false);
+      if (!(error instanceof Error && error.name === "VenueUnavailableError")) p.observer.error("venue call failed", { order_id: order.id, error });
+      const row = await p.orders.transition(order.id, ["submitting"], "unknown", "venue did not answer in time");
+      await finish({ kind: "unknown" });
+      await this.recordVenueResult(false);
+      return { kind: "venue_timeout", orderId: order.id, status: row?.status ?? "unknown" };
+    }
+    if (result === null) {
+      done(true);
+      await p.orders.transition(order.id, ["submitting"], "rejected", "no credentials to place the order with");
+      await finish({ kind: "rejected" });
+      return { kind: "invalid_state", detail: "the agent has no venue credentials; submit them again or use payload mode", orderId: order.id };
+    }
+    if (!result.ok) {
+      done(false);
+      await p.orders.transition(order.id, ["submitting"], "rejected", `venue refused: ${result.error.slice(0, 200)}`);
+      await finish({ kind: "rejected" });
+      await this.recordVenueResult(false);
+      return { kind: "venue_rejected", error: result.error.slice(0, 500), orderId: order.id, status: "rejected" };
+    }
+    done(true);
+    let filledUnits = filledUnitsOf(result.filled_usdc);
+    const status = orderStatusFor(result.status);
+    if (status === "filled" && filledUnits === 0n) filledUnits = order.notionalUnits;
+    const reason = status === "filled" ? "matched at the venue" : status === "cancelled" ? "not matched (fill-or-kill / fill-and-kill)" : "resting at the venue";
+    const row = await p.orders.transition(order.id, ["submitting"], status, reason, { venueOrderId: result.venue_order_id, filledUnits });
+    if (status === "cancelled") {
+      await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status: "open", filledUnits });
+      await this.transition(order.id, { status: "cancelled", filledUnits });
+    } else {
+      await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status, filledUnits });
+    }
+    await this.recordVenueResult(true);
+    if (!row) {
+      // The kill switch gave up on this order before the venue answered: take it off the venue again.
+      const late = cancelLate ? await cancelLate(result.venue_order_id).catch(() => ({ ok: false as const, error: "unreachable" })) : null;
+      p.observer.warn("order accepted by the venue after it was settled here", {
+        order_id: order.id,
+        venue_order_id: result.venue_order_id,
+        cancelled_again: late?.ok ?? false,
+      });
+      return { kind: "invalid_state", detail: "the order was settled (kill switch) while the venue was accepting it; a cancellation was sent", orderId: order.id };
+    }
+    return { kind: "ok", order: row };
+  }
+
+  /**
+   * Moves an order in the store and makes the actor hold what the store then says (whoever moved
+   * the row: this change, or one that got there first). One message, so nothing interleaves.
+   */
+  private settle(id: string, from: OrderStatus[], to: OrderStatus, reason: string, patch: StatusPatch = {}): Promise<{ row: R | null; moved: boolean }> {
+    const p = this.requirePorts();
+    return this.mailbox.send(async () => {
+      const moved = await p.orders.transition(id, from, to, reason, patch);
+      const row = moved ?? (await p.orders.get(id));
+      if (row) this.apply(id, { status: row.status, venueOrderId: row.venueOrderId, filledUnits: row.filledUnits });
+      return { row, moved: moved !== null };
+    });
+  }
+
+  /** Cancels one order: locally while it awaits a signature, at the venue once it is open. */
+  cancel(row: R): Promise<Placed<R>> {
+    return this.mailbox.admit(() => this.runCancel(row));
+  }
+
+  private async runCancel(row: R): Promise<Placed<R>> {
+    const p = this.requirePorts();
+    if (row.status === "awaiting_signature") {
+      const done = await this.mailbox.send(async () => {
+        const o = this.active.get(row.id);
+        if (!o || o.status !== "awaiting_signature") return null;
+        const moved = await p.orders.transition(row.id, ["awaiting_signature"], "cancelled", "cancelled by the client");
+        const now = moved ?? (await p.orders.get(row.id));
+        if (now) this.apply(row.id, { status: now.status, venueOrderId: now.venueOrderId, filledUnits: now.filledUnits });
+        return now;
+      });
+      if (!done) {
+        const now = await p.orders.get(row.id);
+        return { kind: "invalid_state", detail: `the order is ${now?.status}`, status: now?.status };
+      }
+      return { kind: "ok", order: done };
+    }
+    // An order left `unknown` by a time-out has no venue id yet: the venue's id is its order hash.
+    const venueOrderId = row.venueOrderId ?? row.orderHash;
+    if ((row.status === "open" || row.status === "unknown") && venueOrderId) {
+      const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
+      let result: VenueCancelResult;
+      try {
+        result = await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) => p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, timeout()));
+      } catch {
+        return { kind: "venue_unavailable", detail: "the venue could not be reached to cancel the order; nothing was changed, try again" };
+      }
+      if (!result.ok) return { kind: "venue_rejected", error: result.error.slice(0, 500), orderId: row.id, status: row.status };
+      // A venue confirms an order that already filled as "done" too: read what it holds, so a
+      // fill is recorded as a fill (and keeps counting against the limits), not as a cancellation.
+      const state = await this.readVenueOrder(row.agentId, venueOrderId);
+      const filledUnits = state ? filledUnitsOf(state.filled_usdc) : undefined;
+      if (state?.status === "matched") {
+        await this.settle(row.id, ["open", "unknown"], "filled", "matched at the venue before the cancellation", { filledUnits: filledUnits || row.notionalUnits });
+        return { kind: "invalid_state", detail: "the order filled at the venue before it could be cancelled", status: "filled" };
+      }
+      const { row: done } = await this.settle(row.id, ["open", "unknown"], "cancelled", "cancelled by the client", filledUnits !== undefined ? { filledUnits } : {});
+      return { kind: "ok", order: done! };
+    }
+    return { kind: "invalid_state", detail: `an order that is ${row.status} cannot be cancelled`, status: row.status };
+  }
+
+  /** The venue's state of an order, or null when it cannot be read (best effort). */
+  private async readVenueOrder(agentId: string, venueOrderId: string): Promise<VenueOrderView | null> {
+    const p = this.requirePorts();
+    try {
+      return await p.credentials.withAgentCredentialsOrNone(agentId, (credentials) =>
+        p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
+      );
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Expires one unsigned order past its deadline (the sweep and a late submit-signed), releasing its
+   * reservation. A submission in progress wins: the order is then no longer awaiting a signature.
+   */
+  expire(orderId: string): Promise<boolean> {
+    const p = this.requirePorts();
+    return this.mailbox.send(async () => {
+      const o = this.active.get(orderId);
+      if (o && o.status !== "awaiting_signature") return false;
+      const moved = await p.orders.transition(orderId, ["awaiting_signature"], "expired", "signature deadline passed");
+      if (moved) this.apply(orderId, { status: "expired" });
+      return moved !== null;
+    });
+  }
+
+  /**
+   * Settles a `submitting` or `unknown` order against the venue: an order the venue knows takes the
+   * venue's status; one it does not know never reached it and is rejected (its reservation released).
+   * Nothing is ever re-posted; an order whose venue call is in flight here is left alone.
+   */
+  async reconcile(row: R): Promise<ReconcileResult> {
+    const p = this.requirePorts();
+    if (row.status === "submitting" && this.isInflight(row.id)) return "pending";
+    const venueOrderId = row.venueOrderId ?? row.orderHash;
+    if (!venueOrderId) return "skipped";
+    let state: VenueOrderView | null;
+    try {
+      state = await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) =>
+        p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
+      );
+    } catch {
+      return "venue_down";
+    }
+    const to: OrderStatus = state ? orderStatusFor(state.status) : "rejected";
+    const reason = state ? `reconciled with the venue (${state.status})` : "reconciled: the venue has no such order";
+    const { moved } = await this.settle(row.id, ["submitting", "unknown"], to, reason, state ? { venueOrderId: state.venue_order_id, filledUnits: filledUnitsOf(state.filled_usdc) } : {});
+    return moved ? "settled" : "skipped";
+  }
+
+  /**
+   * The kill switch's ports over this actor's own: cancellations at the venue (with the credentials
+   * the caller opened once for the whole fan-out) and the final statuses in the store.
+   */
+  killPorts(credentials: Promise<VenueCredentials | undefined>, onRefused: (orderId: string, error: string) => void): KillPorts {
+    const p = this.requirePorts();
+    return {
+      cancelAtVenue: async (order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome> => {
+        try {
+          const c = await credentials;
+          // Unknown after a timeout, or submitting from an earlier process: the venue id is the order hash.
+          const venueOrderId = order.venueOrderId ?? (await p.orders.get(order.id))?.orderHash ?? null;
+          if (!venueOrderId) return { status: "failed" };
+          const r = await p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials: c }, { signal });
+          if (!r.ok) {
+            onRefused(order.id, r.error.slice(0, 200));
+            return { status: "failed" };
+          }
+          if (!r.already) return { status: "cancelled" };
+          // Nothing left to cancel: it was cancelled or it matched before the kill reached it.
+          const state = await p.venue.getOrder({ venue_order_id: venueOrderId, credentials: c }, { signal }).catch(() => null);
+          if (!state) return { status: "cancelled" };
+          const filledUnits = filledUnitsOf(state.filled_usdc);
+          return state.status === "matched" ? { status: "filled", filledUnits: filledUnits || order.notionalUnits } : { status: "cancelled", filledUnits };
+        } catch {
+          return { status: "failed" };
+        }
+      },
+      saveOutcomes: async (outcomes) => {
+        const plain = (status: KillOutcome["status"]) => outcomes.filter((o) => o.status === status && o.filledUnits === undefined).map((o) => o.orderId);
+        await Promise.all([
+          p.orders.transitionMany(plain("cancelled"), [...ACTIVE_STATUS_LIST], "cancelled", "kill switch"),
+          p.orders.transitionMany(plain("failed"), [...ACTIVE_STATUS_LIST], "failed", "kill switch: cancellation not confirmed before the deadline", { flaggedForReview: true }),
+          ...outcomes
+            .filter((o) => o.filledUnits !== undefined)
+            .map((o) => p.orders.transition(o.orderId, [...ACTIVE_STATUS_LIST], o.status, o.reason, { filledUnits: o.filledUnits })),
+        ]);
+      },
+    };
+  }
+
+  /**
+   * After a kill's answer: reads each cancelled order at the venue and records what had filled
+   * before the cancellation, so that part keeps counting against the agent's limits.
+   */
+  async settleLateFills(orderIds: string[], credentials: VenueCredentials | undefined): Promise<void> {
+    const p = this.requirePorts();
+    if (!orderIds.length) return;
+    const limit = pLimit(8);
+    await Promise.all(
+      orderIds.map((id) =>
+        limit(async () => {
+          const row = await p.orders.get(id);
+          const venueOrderId = row?.venueOrderId ?? row?.orderHash;
+          if (!row || !venueOrderId || row.status !== "cancelled") return;
+          const state = await p.venue
+            .getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) })
+            .catch(() => null);
+          const filled = state ? filledUnitsOf(state.filled_usdc) : 0n;
+          if (filled <= row.filledUnits) return;
+          if (await p.orders.setFilled(row.id, "cancelled", filled)) {
+            await this.addLateFill({ tradingDay: row.tradingDay, conditionId: row.conditionId, side: row.side }, filled - row.filledUnits);
+          }
+        }),
+      ),
+    );
+  }
+
   // ---------------------------------------------------------------- registry
 
   canEvict(now: number, idleMs: number): boolean {
-    return this.mailbox.idleFor(now) >= idleMs && this.writes.size === 0 && this.inflight.size === 0 && this.killsRunning === 0;
+    return this.mailbox.idleFor(now) >= idleMs && this.mailbox.inProgress === 0 && this.writes.size === 0 && this.inflight.size === 0 && this.killsRunning === 0;
   }
 
   // ---------------------------------------------------------------- internals

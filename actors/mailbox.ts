@@ -3,11 +3,50 @@
  * A message is a function; its result (or error) goes back to its sender only,
  * and a failing message never stops the ones behind it.
  */
+import { type Clock, systemClock } from "../src/domain/clock.ts";
+
+/** Thrown by `admit` when the actor already holds as many requests as it may: the caller should retry later. */
+export class MailboxFullError extends Error {
+  override name = "MailboxFullError";
+  constructor(readonly capacity: number) {
+    super(`the agent's mailbox is full (${capacity} requests in progress)`);
+  }
+}
+
 export class Mailbox {
   /** Each entry runs one message and returns the function that answers its sender. */
   private readonly queue: Array<() => Promise<() => void>> = [];
   private running = false;
-  private lastActivity = Date.now();
+  private lastActivity: number;
+  private admitted = 0;
+
+  /**
+   * `capacity` bounds the requests admitted from outside (`admit`) that have not finished: a full
+   * mailbox refuses at once instead of growing. The actor's own follow-up messages (`send`) are
+   * never refused: dropping one would lose a status change.
+   */
+  constructor(
+    private readonly capacity = Number.POSITIVE_INFINITY,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.lastActivity = this.clock.now();
+  }
+
+  /** Runs one outside request (which may send several messages), or throws MailboxFullError when full. */
+  async admit<T>(request: () => Promise<T>): Promise<T> {
+    if (this.admitted >= this.capacity) throw new MailboxFullError(this.capacity);
+    this.admitted++;
+    try {
+      return await request();
+    } finally {
+      this.admitted--;
+    }
+  }
+
+  /** Outside requests in progress. */
+  get inProgress(): number {
+    return this.admitted;
+  }
 
   /** Sends a message and resolves with its result once it has run. */
   send<T>(message: () => T | Promise<T>): Promise<T> {
@@ -35,7 +74,7 @@ export class Mailbox {
   }
 
   /** Milliseconds since the last message finished (or the mailbox was made). */
-  idleFor(now = Date.now()): number {
+  idleFor(now = this.clock.now()): number {
     return this.idle ? now - this.lastActivity : 0;
   }
 
@@ -50,14 +89,14 @@ export class Mailbox {
       const next = this.queue.shift();
       if (!next) {
         this.running = false;
-        this.lastActivity = Date.now();
+        this.lastActivity = this.clock.now();
         return;
       }
       const answer = await next();
       const done = this.queue.length === 0;
       if (done) {
         this.running = false;
-        this.lastActivity = Date.now();
+        this.lastActivity = this.clock.now();
       }
       answer();
       if (done) return;

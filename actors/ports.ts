@@ -4,7 +4,11 @@
  * hands them in.
  */
 
-import type { BreakerReason, Mode, OrderSide, OrderStatus } from "../src/domain/order-status.ts";
+import type { Market, OrderBook } from "../src/domain/market.ts";
+import type { OrderMessage, OrderType } from "../src/domain/order-message.ts";
+import type { BreakerReason, Mode, OrderSide, OrderStatus, VenueOrderStatus } from "../src/domain/order-status.ts";
+import type { VenueCredentials } from "../src/domain/venue-credentials.ts";
+import type { OrderDomain } from "../src/eip712/order-typed-data.ts";
 
 export interface AgentProfile {
   id: string;
@@ -98,4 +102,149 @@ export interface KillPorts {
   cancelAtVenue(order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome>;
   /** Persists the final statuses of a kill. */
   saveOutcomes(outcomes: KillOutcome[]): Promise<void>;
+}
+
+// ---------------------------------------------------------------- the order path's ports
+
+/** What the actor reads of a stored order; the store's own row type carries more. */
+export interface StoredOrder {
+  id: string;
+  agentId: string;
+  mode: Mode;
+  status: OrderStatus;
+  side: OrderSide;
+  conditionId: string;
+  tradingDay: string;
+  notionalUnits: bigint;
+  filledUnits: bigint;
+  venueOrderId: string | null;
+  orderHash: string | null;
+  orderType: OrderType;
+  expiration: string;
+  signatureDeadline: Date | null;
+  typedData: { domain: OrderDomain; primaryType: "Order"; message: OrderMessage } | null;
+}
+
+/** A new order as the actor builds it. */
+export interface NewOrder {
+  id: string;
+  orgId: string;
+  agentId: string;
+  mode: Mode;
+  marketId: string;
+  conditionId: string;
+  side: OrderSide;
+  sizeUnits: bigint;
+  price: string;
+  notionalUnits: bigint;
+  orderType: OrderType;
+  expiration: string;
+  status: OrderStatus;
+  orderHash: string;
+  typedData: { domain: OrderDomain; primaryType: "Order"; message: OrderMessage };
+  signatureDeadline: Date | null;
+  clientOrderId: string | null;
+  decisionId: string;
+  tradingDay: string;
+  history: { status: OrderStatus; at: string; reason: string | null }[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A risk decision as stored (approved with its order, or rejected with its failures). */
+export interface NewDecision {
+  id: string;
+  orgId: string;
+  agentId: string;
+  approved: boolean;
+  intent: Record<string, unknown>;
+  failures: unknown[];
+  checks: unknown[];
+  orderId: string | null;
+  createdAt: Date;
+}
+
+export interface StatusPatch {
+  venueOrderId?: string | null;
+  filledUnits?: bigint;
+  flaggedForReview?: boolean;
+}
+
+/**
+ * Where orders are stored. Every status change is a conditional update (from one of `from`), and the
+ * store records the matching event in the same transaction.
+ */
+export interface OrderStore<R extends StoredOrder = StoredOrder> {
+  /** Durably writes an approved order and its decision; resolves after commit. */
+  insert(order: NewOrder, decision: NewDecision): Promise<void>;
+  /** Durably writes a rejected decision. */
+  insertDecision(decision: NewDecision): Promise<void>;
+  get(id: string): Promise<R | null>;
+  transition(id: string, from: OrderStatus[], to: OrderStatus, reason: string | null, patch?: StatusPatch): Promise<R | null>;
+  transitionMany(ids: string[], from: OrderStatus[], to: OrderStatus, reason: string, patch?: StatusPatch): Promise<string[]>;
+  /** Records a larger filled amount learned from the venue, without changing the status. */
+  setFilled(id: string, status: OrderStatus, filledUnits: bigint): Promise<boolean>;
+}
+
+/** What a venue answered to a placement. */
+export type VenuePostResult =
+  | { ok: true; venue_order_id: string; status: VenueOrderStatus; filled_usdc?: string }
+  | { ok: false; error: string };
+export type VenueCancelResult = { ok: true; already?: boolean } | { ok: false; error: string };
+export interface VenueOrderView {
+  venue_order_id: string;
+  status: VenueOrderStatus;
+  filled_usdc: string;
+}
+type Call = { signal?: AbortSignal };
+
+/** The venue as the actor uses it (the service's venue port fits it). Throws VenueUnavailable-like errors when it does not answer. */
+export interface VenuePort {
+  getMarketByToken(tokenId: string, opts?: Call): Promise<Market | null>;
+  getBook(tokenId: string, opts?: Call): Promise<OrderBook | null>;
+  postSignedOrder(
+    req: { order: OrderMessage; signature: `0x${string}`; order_type: OrderType; expiration: string; owner?: string; venue_auth?: VenueAuthPassThrough },
+    opts?: Call,
+  ): Promise<VenuePostResult>;
+  placeDelegatedOrder(
+    req: { credentials: VenueCredentials; client_order_id: string; order: OrderMessage; order_type: OrderType; expiration: string },
+    opts?: Call,
+  ): Promise<VenuePostResult>;
+  cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: Call): Promise<VenueCancelResult>;
+  getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: Call): Promise<VenueOrderView | null>;
+}
+
+/** The signer's own venue credentials for one POST /order, passed through and never stored. */
+export interface VenueAuthPassThrough {
+  address?: string;
+  api_key: string;
+  passphrase: string;
+  timestamp: string;
+  signature: string;
+}
+
+/** Opens the agent's sealed venue credentials for the duration of one call. */
+export interface CredentialPort {
+  /** Runs `fn` with the agent's opened credentials; null (without running it) when it has none. */
+  withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>): Promise<T | null>;
+  /** Runs `fn` exactly once, with the agent's credentials or, when it has none, without. */
+  withAgentCredentialsOrNone<T>(agentId: string, fn: (creds: VenueCredentials | undefined) => Promise<T>): Promise<T>;
+}
+
+/** Counters and logs the actor reports to (metrics and logging live outside). */
+export interface ActorObserver {
+  verdict(v: { approved: boolean; failures: { check: string; code: string }[] }): void;
+  /** Starts timing a venue call; the returned function ends it. */
+  venueCall(op: string): (ok: boolean) => void;
+  warn(message: string, fields: Record<string, unknown>): void;
+  error(message: string, fields: Record<string, unknown>): void;
+}
+
+/** Everything the order path needs besides the agent's own state. */
+export interface OrderPorts<R extends StoredOrder = StoredOrder> {
+  orders: OrderStore<R>;
+  venue: VenuePort;
+  credentials: CredentialPort;
+  observer: ActorObserver;
+  config: { chainId: number; builderCode: `0x${string}`; signatureTtlS: number; venueTimeoutMs: number };
 }

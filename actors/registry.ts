@@ -4,6 +4,8 @@
  * the first requests for an id arrive together, and evicts actors that have
  * been idle for `idleMs`.
  */
+import { type Clock, systemClock } from "../src/domain/clock.ts";
+
 export interface Evictable {
   /** Whether the actor may be dropped now (nothing running, nothing in flight). */
   canEvict(now: number, idleMs: number): boolean;
@@ -17,6 +19,7 @@ export interface RegistryOptions<A> {
   /** How often idle actors are swept; 0 turns the timer off (call sweep() yourself). */
   sweepEveryMs?: number;
   onSizeChange?: (size: number) => void;
+  clock?: Clock;
 }
 
 export class ActorRegistry<A extends Evictable> {
@@ -60,7 +63,7 @@ export class ActorRegistry<A extends Evictable> {
   }
 
   /** Drops every actor that can be evicted now; returns how many were dropped. */
-  sweep(now = Date.now()): number {
+  sweep(now = (this.options.clock ?? systemClock).now()): number {
     let dropped = 0;
     for (const [id, actor] of this.live) {
       if (actor.canEvict(now, this.options.idleMs)) {

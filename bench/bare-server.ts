@@ -4,7 +4,7 @@
  * `PORT=… bun run bench/bare-server.ts` (listens on 127.0.0.1 only).
  */
 import { Elysia } from "elysia";
-import { IntentBody } from "../src/modules/orders/model.ts";
+import { IntentBody } from "../src/modules/intents/model.ts";
 
 const port = Number(process.env.PORT ?? 0);
 const app = new Elysia({ normalize: false }).get("/healthz", () => ({ status: "ok" })).post(

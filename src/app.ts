@@ -28,11 +28,12 @@ import { healthModule } from "./modules/health/index.ts";
 import { marketsModule } from "./modules/markets/index.ts";
 import { killModule } from "./modules/kill/index.ts";
 import { KillService } from "./modules/kill/service.ts";
+import { intentsModule } from "./modules/intents/index.ts";
+import { IntentService } from "./modules/intents/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
-import { IntentService } from "./modules/orders/intent-service.ts";
-import { OrderRepository } from "./modules/orders/order-repository.ts";
-import { OrderService } from "./modules/orders/order-service.ts";
-import { VenueSubmission } from "./modules/orders/venue-submission.ts";
+import { OrderRepository } from "./db/order-repository.ts";
+import { OrderService } from "./modules/orders/service.ts";
+import { type Clock, systemClock } from "./domain/clock.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
 import { createPayments } from "./modules/payments/create-payments.ts";
 import { paymentsModule } from "./modules/payments/index.ts";
@@ -45,6 +46,8 @@ import type { Venue } from "./venues/venue.ts";
 
 export interface Services {
   config: Config;
+  /** The one clock every part reads "now" from. */
+  clock: Clock;
   logger: Logger;
   metrics: ServiceMetrics;
   database: Database;
@@ -66,11 +69,17 @@ export interface Services {
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
-export function createServices(parts: { config: Config; logger: Logger; database: Database; venue: Venue; vault: CredentialVault }): Services {
+export function createServices(parts: { config: Config; logger: Logger; database: Database; venue: Venue; vault: CredentialVault; clock?: Clock }): Services {
   const { config, database, venue, logger } = parts;
+  const clock = parts.clock ?? systemClock;
   const metrics = createMetrics();
-  const apiKeys = new ApiKeyService(database.db);
-  const agents = new AgentService(database.db, { idleMs: config.actorIdleMs, onActors: (n) => metrics.actorsActive.set(n) });
+  const apiKeys = new ApiKeyService(database.db, clock);
+  const agents = new AgentService(database.db, {
+    idleMs: config.actorIdleMs,
+    onActors: (n) => metrics.actorsActive.set(n),
+    clock,
+    mailboxCapacity: config.actorMailboxMax,
+  });
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
   const orderRepo = new OrderRepository(database.db, {
     // Group commit: while one batch commits the next one gathers. PostgreSQL runs two batches on
@@ -79,12 +88,35 @@ export function createServices(parts: { config: Config; logger: Logger; database
     maxInFlight: database.kind === "postgres" ? 2 : 1,
     onBatch: (n) => metrics.dbBatchSize.observe(n),
     run: database.run,
+    clock,
   });
-  const submission = new VenueSubmission({ repo: orderRepo, metrics, logger, venueName: venue.name });
-  const rateLimiter = new RateLimiter(config.rateLimitPerS);
-  const orders = new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs });
+  // The actors' order path: the store, the venue and the credentials, as the ports they define.
+  agents.connect({
+    orders: orderRepo,
+    venue,
+    credentials,
+    config: { chainId: config.chainId, builderCode: config.builderCode, signatureTtlS: config.signatureTtlS, venueTimeoutMs: config.venueTimeoutMs },
+    observer: {
+      verdict(v) {
+        metrics.riskDecisionsTotal.inc({ outcome: v.approved ? "approved" : "rejected" });
+        for (const f of v.failures) metrics.riskFailuresTotal.inc({ check: f.check, code: f.code });
+      },
+      venueCall(op) {
+        const end = metrics.venueCallDurationSeconds.startTimer({ venue: venue.name, op });
+        return (ok) => {
+          end();
+          if (!ok) metrics.venueErrorsTotal.inc({ venue: venue.name, op });
+        };
+      },
+      warn: (message, fields) => logger.warn(message, fields),
+      error: (message, fields) => logger.error(message, fields),
+    },
+  });
+  const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
+  const orders = new OrderService({ agents, repo: orderRepo, logger });
   return {
     ...parts,
+    clock,
     metrics,
     apiKeys,
     orgs: new OrgService(database.db, apiKeys),
@@ -93,18 +125,16 @@ export function createServices(parts: { config: Config; logger: Logger; database
     idempotency: new IdempotencyStore(database.db),
     rateLimiter,
     orderRepo,
-    intents: new IntentService({ config, agents, venue, repo: orderRepo, submission, credentials, metrics }),
+    intents: new IntentService({ agents, clock }),
     orders,
     kill: new KillService({
       db: database.db,
       agents,
-      venue,
-      repo: orderRepo,
       credentials,
+      clock,
       metrics,
       logger,
       deadlineMs: config.killDeadlineMs,
-      venueTimeoutMs: config.venueTimeoutMs,
       concurrency: config.killConcurrency,
     }),
     payments: createPayments({ config, db: database.db, rateLimiter, agents, orders, logger }),
@@ -167,7 +197,8 @@ export function createApp(services: Services): App {
     .use(apiKeysModule({ apiKeys: services.apiKeys, auth }))
     .use(agentsModule({ agents: services.agents, auth }))
     .use(credentialsModule({ credentials: services.credentials, auth }))
-    .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
+    .use(intentsModule({ intents: services.intents, auth }))
+    .use(ordersModule({ orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }))
     .use(paymentsModule({ payments: services.payments, auth }));
 

@@ -36,6 +36,7 @@ export const EnvSchema = T.Object({
   KILL_CONCURRENCY: T.Optional(Int(1, 1024)),
   SIGNATURE_TTL_S: T.Optional(Int(5, 86400)),
   ACTOR_IDLE_MS: T.Optional(Int(1000, 86400000)),
+  ACTOR_MAILBOX_MAX: T.Optional(Int(1, 1000000)),
   RATE_LIMIT_PER_S: T.Optional(Int(0, 1000000)),
   MAX_BODY_BYTES: T.Optional(Int(256, 10485760)),
   LOG_LEVEL: T.Optional(T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")])),
@@ -64,6 +65,8 @@ export interface Config {
   /** How long an unsigned order waits for its signature before it expires. */
   signatureTtlS: number;
   actorIdleMs: number;
+  /** Requests one agent's actor holds at once before it answers 503 (ACTOR_MAILBOX_MAX). */
+  actorMailboxMax: number;
   /** Requests per second per API key or paying wallet; 0 turns the limit off. */
   rateLimitPerS: number;
   maxBodyBytes: number;
@@ -133,6 +136,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     killConcurrency: e.KILL_CONCURRENCY ? Number(e.KILL_CONCURRENCY) : 64,
     signatureTtlS: e.SIGNATURE_TTL_S ? Number(e.SIGNATURE_TTL_S) : 300,
     actorIdleMs: e.ACTOR_IDLE_MS ? Number(e.ACTOR_IDLE_MS) : 10 * 60 * 1000,
+    actorMailboxMax: e.ACTOR_MAILBOX_MAX ? Number(e.ACTOR_MAILBOX_MAX) : 256,
     rateLimitPerS: e.RATE_LIMIT_PER_S ? Number(e.RATE_LIMIT_PER_S) : 0,
     maxBodyBytes: e.MAX_BODY_BYTES ? Number(e.MAX_BODY_BYTES) : 64 * 1024,
     logLevel: e.LOG_LEVEL ?? "info",

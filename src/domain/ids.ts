@@ -6,6 +6,7 @@
  * Ids are not secrets: every route checks the caller's organization.
  */
 import { randomBytes } from "node:crypto";
+import { systemClock } from "./clock.ts";
 
 export type IdPrefix = "org" | "key" | "agt" | "ord" | "dec" | "kil" | "pay";
 
@@ -13,7 +14,7 @@ const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 let lastMs = 0;
 let seq = 0;
 
-export function newId(prefix: IdPrefix, now = Date.now()): string {
+export function newId(prefix: IdPrefix, now = systemClock.now()): string {
   if (now > lastMs) {
     lastMs = now;
     seq = 0;

@@ -8,7 +8,7 @@ import { beforeAll, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
 import type { Database } from "../../src/db/database.ts";
 import { orders, riskDecisions } from "../../src/db/schema.ts";
-import type { NewDecisionRow, NewOrderRow } from "../../src/modules/orders/order-repository.ts";
+import type { NewDecisionRow, NewOrderRow } from "../../src/db/order-repository.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase, rowsOf } from "../support/databases.ts";
 import { newTrader } from "../support/payload.ts";

@@ -9,7 +9,8 @@ import { CreateAgentBody, PatchLimitsBody } from "../../src/modules/agents/model
 import { IssueKeyBody } from "../../src/modules/api-keys/model.ts";
 import { CredentialsBody } from "../../src/modules/credentials/model.ts";
 import { KillBody } from "../../src/modules/kill/index.ts";
-import { IntentBody, SubmitSignedBody } from "../../src/modules/orders/model.ts";
+import { IntentBody } from "../../src/modules/intents/model.ts";
+import { SubmitSignedBody } from "../../src/modules/orders/model.ts";
 import { CreateOrgBody } from "../../src/modules/orgs/model.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { sharedPglite } from "../support/databases.ts";

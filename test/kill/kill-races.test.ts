@@ -1,4 +1,4 @@
-/** the kill switch racing a delegated placement (intent-service.ts, venue-submission.ts, agent-actor.ts kill). */
+/** the kill switch racing a delegated placement (agent-actor.ts intent, place and kill). */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { orders } from "../../src/db/schema.ts";

@@ -6,6 +6,7 @@ import { and, eq, inArray, max, sql } from "drizzle-orm";
 import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
 import { type ActorLimits, type AgentSnapshot, type AgentStore, type BreakerState, type CredentialsInfo, type TrackedOrder } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
+import { type Clock, systemClock } from "../../domain/clock.ts";
 import { agents, credentials, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
 
@@ -15,9 +16,12 @@ const COUNTED = sql`case when ${orders.status} in ('awaiting_signature','submitt
 export type AgentLimits = Limits & ActorLimits;
 
 export class DbAgentStore implements AgentStore<AgentLimits> {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
-  async load(agentId: string, now = Date.now()): Promise<AgentSnapshot<AgentLimits> | null> {
+  async load(agentId: string, now = this.clock.now()): Promise<AgentSnapshot<AgentLimits> | null> {
     const [row] = await this.db
       .select({ agent: agents, creds: { scopes: credentials.scopes, keyHint: credentials.keyHint, createdAt: credentials.createdAt } })
       .from(agents)
@@ -84,13 +88,13 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
   }
 
   async saveLimits(agentId: string, limits: AgentLimits): Promise<void> {
-    await this.db.update(agents).set({ limits: { ...limits }, updatedAt: new Date() }).where(eq(agents.id, agentId));
+    await this.db.update(agents).set({ limits: { ...limits }, updatedAt: new Date(this.clock.now()) }).where(eq(agents.id, agentId));
   }
 
   async saveBreaker(agentId: string, breaker: BreakerState, venueErrorStreak: number): Promise<void> {
     await this.db
       .update(agents)
-      .set({ breakerState: breaker.state, breakerReason: breaker.reason, breakerSince: breaker.since, venueErrorStreak, updatedAt: new Date() })
+      .set({ breakerState: breaker.state, breakerReason: breaker.reason, breakerSince: breaker.since, venueErrorStreak, updatedAt: new Date(this.clock.now()) })
       .where(eq(agents.id, agentId));
   }
 
@@ -103,7 +107,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
           target: credentials.agentId,
           set: { ciphertext: sealed, scopes: info.scopes, keyHint: info.keyHint, createdAt: info.createdAt },
         });
-      await tx.update(agents).set({ mode: "delegated", updatedAt: new Date() }).where(eq(agents.id, agentId));
+      await tx.update(agents).set({ mode: "delegated", updatedAt: new Date(this.clock.now()) }).where(eq(agents.id, agentId));
     });
   }
 
@@ -116,7 +120,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
   async deleteCredentials(agentId: string): Promise<boolean> {
     const deleted = await this.db.transaction(async (tx) => {
       const gone = await tx.delete(credentials).where(eq(credentials.agentId, agentId)).returning({ id: credentials.agentId });
-      await tx.update(agents).set({ mode: "payload", updatedAt: new Date() }).where(eq(agents.id, agentId));
+      await tx.update(agents).set({ mode: "payload", updatedAt: new Date(this.clock.now()) }).where(eq(agents.id, agentId));
       return gone.length > 0;
     });
     if (deleted) {

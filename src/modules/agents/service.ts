@@ -1,7 +1,10 @@
 import { and, desc, eq, lt, or } from "drizzle-orm";
 import type { AgentView } from "../../../actors/agent-actor.ts";
 import { AgentActor } from "../../../actors/agent-actor.ts";
+import type { OrderPorts } from "../../../actors/ports.ts";
 import { ActorRegistry } from "../../../actors/registry.ts";
+import { type Clock, systemClock } from "../../domain/clock.ts";
+import type { OrderRow } from "../../db/order-repository.ts";
 import type { Db } from "../../db/database.ts";
 import { agents } from "../../db/schema.ts";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
@@ -13,7 +16,7 @@ import { DEFAULT_LIMITS, type LimitsPatch, mergeLimits, validateLimits } from ".
 import { type AgentLimits, DbAgentStore } from "./agent-store.ts";
 import type { AgentModel, CreateAgentBody } from "./model.ts";
 
-export type Actor = AgentActor<AgentLimits>;
+export type Actor = AgentActor<AgentLimits, OrderRow>;
 
 export class AgentService {
   readonly store: DbAgentStore;
@@ -21,14 +24,16 @@ export class AgentService {
 
   constructor(
     private readonly db: Db,
-    opts: { idleMs: number; defaultLimits?: AgentLimits; onActors?: (n: number) => void },
+    opts: { idleMs: number; defaultLimits?: AgentLimits; onActors?: (n: number) => void; clock?: Clock; mailboxCapacity?: number },
   ) {
-    this.store = new DbAgentStore(db);
+    this.clock = opts.clock ?? systemClock;
+    this.store = new DbAgentStore(db, this.clock);
     this.registry = new ActorRegistry<Actor>({
       idleMs: opts.idleMs,
+      clock: this.clock,
       activate: async (id) => {
         const snapshot = await this.store.load(id);
-        return snapshot ? new AgentActor(snapshot, this.store) : null;
+        return snapshot ? new AgentActor(snapshot, this.store, this.clock, this.orderPorts ?? undefined, { mailboxCapacity: opts.mailboxCapacity }) : null;
       },
       onSizeChange: opts.onActors,
     });
@@ -36,12 +41,22 @@ export class AgentService {
   }
 
   private readonly defaults: AgentLimits;
+  private readonly clock: Clock;
+  private orderPorts: OrderPorts<OrderRow> | null = null;
+
+  /**
+   * Gives the actors their order path (store, venue, credentials). Set once at start-up, before any
+   * request: the credentials service depends on this service, so it cannot be passed in the constructor.
+   */
+  connect(ports: OrderPorts<OrderRow>): void {
+    this.orderPorts = ports;
+  }
 
   async create(caller: Caller, body: CreateAgentBody): Promise<AgentModel> {
     if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot create agents");
     const limits = this.checkedLimits(mergeLimits(this.defaults, body.limits ?? {}) as AgentLimits);
-    const now = new Date();
-    const id = newId("agt");
+    const now = new Date(this.clock.now());
+    const id = newId("agt", now.getTime());
     const wallet = body.wallet_address.toLowerCase();
     const signatureType = body.signature_type ?? 0;
     const signer = (body.signer_address ?? body.wallet_address).toLowerCase();

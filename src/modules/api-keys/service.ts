@@ -1,4 +1,5 @@
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
+import { type Clock, systemClock } from "../../domain/clock.ts";
 import type { Db } from "../../db/database.ts";
 import { agents, apiKeys } from "../../db/schema.ts";
 import { NotFoundError } from "../../errors/errors.ts";
@@ -26,7 +27,10 @@ export class ApiKeyService {
   /** key hash → lookup result, so the hot path does not query the database per request. */
   private readonly cache = new Map<string, { at: number; key: AuthenticatedKey | null }>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async issue(orgId: string, input: { name?: string | null; agentId?: string | null }, tx: Db = this.db) {
     if (input.agentId) {
@@ -35,13 +39,13 @@ export class ApiKeyService {
     }
     const key = generateApiKey();
     const row = {
-      id: newId("key"),
+      id: newId("key", this.clock.now()),
       orgId,
       name: input.name ?? null,
       agentId: input.agentId ?? null,
       keyHash: hashApiKey(key),
       hint: keyHint(key),
-      createdAt: new Date(),
+      createdAt: new Date(this.clock.now()),
     };
     await tx.insert(apiKeys).values(row);
     return { id: row.id, key, name: row.name, agent_id: row.agentId, created_at: row.createdAt.toISOString() };
@@ -72,7 +76,7 @@ export class ApiKeyService {
   async revoke(orgId: string, keyId: string): Promise<void> {
     const rows = await this.db
       .update(apiKeys)
-      .set({ revokedAt: new Date() })
+      .set({ revokedAt: new Date(this.clock.now()) })
       .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)))
       .returning({ hash: apiKeys.keyHash });
     if (!rows.length) throw new NotFoundError(`api key ${keyId}`);
@@ -82,7 +86,7 @@ export class ApiKeyService {
   /** The key's organization and agent scope, or null when unknown or revoked. */
   async authenticate(key: string): Promise<AuthenticatedKey | null> {
     const hash = hashApiKey(key);
-    const now = Date.now();
+    const now = this.clock.now();
     const hit = this.cache.get(hash);
     if (hit && now - hit.at < CACHE_TTL_MS) return hit.key;
     const [row] = await this.db

@@ -3,83 +3,46 @@
  * open order concurrently under one deadline, fail and flag what the venue did
  * not confirm in time, then delete delegated credentials irreversibly.
  */
-import pLimit from "p-limit";
 import type { KillResult } from "../../../actors/agent-actor.ts";
-import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
-import { type CancelOutcome, type KillOutcome, type KillPorts, type TrackedOrder } from "../../../actors/ports.ts";
+import type { CredentialPort } from "../../../actors/ports.ts";
+import type { Clock } from "../../domain/clock.ts";
+import { newId } from "../../domain/ids.ts";
+import type { VenueCredentials } from "../../domain/venue-credentials.ts";
 import type { Db } from "../../db/database.ts";
 import { kills } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
-import { newId } from "../../domain/ids.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
-import type { Venue, VenueCredentials } from "../../venues/venue.ts";
-import { filledUnitsOf } from "../../domain/venue-status.ts";
-import { type Actor, type AgentService, toAgentModel } from "../agents/service.ts";
-import type { CredentialSource } from "../orders/intent-service.ts";
-import type { OrderRepository } from "../orders/order-repository.ts";
-
+import { type AgentService, toAgentModel } from "../agents/service.ts";
 
 export class KillService {
   constructor(
     private readonly deps: {
       db: Db;
       agents: AgentService;
-      venue: Venue;
-      repo: OrderRepository;
-      credentials: CredentialSource;
+      credentials: CredentialPort;
+      clock: Clock;
       metrics: ServiceMetrics;
       logger: Logger;
       deadlineMs: number;
-      venueTimeoutMs: number;
       concurrency: number;
     },
   ) {}
 
   async kill(caller: Caller, agentId: string, reason: string | null) {
-    const { agents, venue, repo, metrics, logger } = this.deps;
-    const startedAt = Date.now();
+    const { agents, metrics, logger, clock } = this.deps;
+    const startedAt = clock.now();
     const deadlineAt = startedAt + this.deps.deadlineMs;
     const actor = await agents.actorFor(caller, agentId);
-    const killId = newId("kil");
+    const killId = newId("kil", startedAt);
 
     // The cancellations wait for the credentials, which are opened only after the breaker tripped.
     let provide!: (c: VenueCredentials | undefined) => void;
     const credentials = new Promise<VenueCredentials | undefined>((resolve) => (provide = resolve));
 
-    const ports: KillPorts = {
-      cancelAtVenue: async (order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome> => {
-        try {
-          const c = await credentials;
-          // Unknown after a timeout, or submitting from an earlier process: the venue id is the order hash.
-          const venueOrderId = order.venueOrderId ?? (await repo.get(order.id))?.orderHash ?? null;
-          if (!venueOrderId) return { status: "failed" };
-          const r = await venue.cancelOrder({ venue_order_id: venueOrderId, credentials: c }, { signal });
-          if (!r.ok) {
-            logger.warn("kill: venue refused a cancellation", { kill_id: killId, order_id: order.id, venue_error: r.error.slice(0, 200) });
-            return { status: "failed" };
-          }
-          if (!r.already) return { status: "cancelled" };
-          // Nothing left to cancel: it was cancelled or it matched before the kill reached it.
-          const state = await venue.getOrder({ venue_order_id: venueOrderId, credentials: c }, { signal }).catch(() => null);
-          if (!state) return { status: "cancelled" };
-          const filledUnits = filledUnitsOf(state.filled_usdc);
-          return state.status === "matched" ? { status: "filled", filledUnits: filledUnits || order.notionalUnits } : { status: "cancelled", filledUnits };
-        } catch {
-          return { status: "failed" };
-        }
-      },
-      saveOutcomes: async (outcomes) => {
-        const plain = (status: KillOutcome["status"]) => outcomes.filter((o) => o.status === status && o.filledUnits === undefined).map((o) => o.orderId);
-        await Promise.all([
-          repo.transitionMany(plain("cancelled"), [...ACTIVE_STATUS_LIST], "cancelled", "kill switch"),
-          repo.transitionMany(plain("failed"), [...ACTIVE_STATUS_LIST], "failed", "kill switch: cancellation not confirmed before the deadline", { flaggedForReview: true }),
-          ...outcomes
-            .filter((o) => o.filledUnits !== undefined)
-            .map((o) => repo.transition(o.orderId, [...ACTIVE_STATUS_LIST], o.status, o.reason, { filledUnits: o.filledUnits })),
-        ]);
-      },
-    };
+    const ports = actor.killPorts(credentials, (orderId, venueError) =>
+      logger.warn("kill: venue refused a cancellation", { kill_id: killId, order_id: orderId, venue_error: venueError }),
+    );
 
     // 1. The breaker trips here, synchronously, before anything else happens (no venue call, no read).
     const running = actor.kill(ports, { deadlineAt, concurrency: this.deps.concurrency });
@@ -88,7 +51,7 @@ export class KillService {
     //    They stay open after the answer only while the fills of the cancelled orders are read.
     let handedOver = false;
     const settle = (r: KillResult, c: VenueCredentials | undefined) =>
-      this.settleFills(actor, r.cancelled, c).catch((error: unknown) => logger.warn("kill: settling fills failed", { kill_id: killId, error }));
+      actor.settleLateFills(r.cancelled, c).catch((error: unknown) => logger.warn("kill: settling fills failed", { kill_id: killId, error }));
     const opened = this.deps.credentials
       .withAgentCredentials(agentId, async (c) => {
         handedOver = true;
@@ -109,7 +72,7 @@ export class KillService {
       .finally(() => provide(undefined));
     void opened;
     const result = await running;
-    const completedAt = Date.now();
+    const completedAt = clock.now();
     try {
       await this.deps.db.insert(kills).values({
         id: killId,
@@ -151,33 +114,5 @@ export class KillService {
       credentials_deleted: result.credentialsDeleted,
       agent: toAgentModel(actor.view()),
     };
-  }
-
-  /**
-   * After the answer: reads each cancelled order at the venue and records
-   * what had filled before the cancellation, so that part keeps counting
-   * against the agent's limits. Bounded concurrency; unreadable orders are skipped.
-   */
-  private async settleFills(actor: Actor, orderIds: string[], credentials: VenueCredentials | undefined): Promise<void> {
-    const { repo, venue } = this.deps;
-    if (!orderIds.length) return;
-    const rows = await repo.getMany(orderIds);
-    const limit = pLimit(8);
-    await Promise.all(
-      rows.map((row) =>
-        limit(async () => {
-          const venueOrderId = row.venueOrderId ?? row.orderHash;
-          if (!venueOrderId || row.status !== "cancelled") return;
-          const state = await venue
-            .getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) })
-            .catch(() => null);
-          const filled = state ? filledUnitsOf(state.filled_usdc) : 0n;
-          if (filled <= row.filledUnits) return;
-          if (await repo.setFilled(row.id, "cancelled", filled)) {
-            await actor.addLateFill({ tradingDay: row.tradingDay, conditionId: row.conditionId, side: row.side }, filled - row.filledUnits);
-          }
-        }),
-      ),
-    );
   }
 }

@@ -1,27 +1,12 @@
 import { Elysia } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
-import { IntentBody, IntentQuery, ListOrdersQuery, OrderIdParam, OrderModel, ordersDetail, SubmitSignedBody } from "./model.ts";
-import type { IntentService } from "./intent-service.ts";
-import type { OrderService } from "./order-service.ts";
+import { ListOrdersQuery, OrderIdParam, OrderModel, ordersDetail, SubmitSignedBody } from "./model.ts";
+import type { OrderService } from "./service.ts";
 
-export function ordersModule(deps: { intents: IntentService; orders: OrderService; auth: ReturnType<typeof authPlugin> }) {
-  const { intents, orders } = deps;
+export function ordersModule(deps: { orders: OrderService; auth: ReturnType<typeof authPlugin> }) {
+  const { orders } = deps;
   return new Elysia({ name: "orders", prefix: "/v1/orders" })
     .use(deps.auth)
-    .post(
-      "/intent",
-      async ({ caller, body, query, set }) => {
-        const answer = await intents.submit(caller, body, query.dry_run === true);
-        set.status = answer.status;
-        return answer.body;
-      },
-      {
-        auth: true,
-        body: IntentBody,
-        query: IntentQuery,
-        detail: ordersDetail.intent,
-      },
-    )
     .post("/submit-signed", ({ caller, body }) => orders.submitSigned(caller, body), {
       auth: true,
       body: SubmitSignedBody,

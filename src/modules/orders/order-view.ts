@@ -1,5 +1,5 @@
 import { unitsToNumber } from "../../domain/units.ts";
-import type { OrderRow } from "./order-repository.ts";
+import type { OrderRow } from "../../db/order-repository.ts";
 import type { OrderModel } from "./model.ts";
 
 export function toOrderModel(r: OrderRow): OrderModel {

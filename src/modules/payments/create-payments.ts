@@ -4,7 +4,7 @@ import type { Db } from "../../db/database.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { DEFAULT_LIMITS } from "../../risk/limits.ts";
 import type { AgentService } from "../agents/service.ts";
-import type { OrderService } from "../orders/order-service.ts";
+import type { OrderService } from "../orders/service.ts";
 import { HttpFacilitator, type PaymentFacilitator } from "./facilitator.ts";
 import { LocalFacilitator } from "./local-facilitator.ts";
 import { PaymentService } from "./payment-service.ts";

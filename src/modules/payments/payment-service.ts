@@ -23,7 +23,7 @@ import { newId } from "../../domain/ids.ts";
 import { unitsToNumber } from "../../domain/units.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { AgentService } from "../agents/service.ts";
-import type { OrderService } from "../orders/order-service.ts";
+import type { OrderService } from "../orders/service.ts";
 import { type AnyPaymentPayload, type AnyPaymentRequirements, FacilitatorUnavailableError, type PaymentFacilitator } from "./facilitator.ts";
 import { REASONS } from "./local-facilitator.ts";
 import { type Eip3009Payload, Eip3009PayloadSchema, type PaymentModel } from "./model.ts";

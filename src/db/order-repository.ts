@@ -4,10 +4,11 @@
  * also append to the order's history.
  */
 import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
-import type { Db, RunStatement } from "../../db/database.ts";
-import { type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "../../db/schema.ts";
-import { decodeCursor, pageOf } from "../../http/pagination.ts";
+import type { Db, RunStatement } from "./database.ts";
+import { type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
+import { decodeCursor, pageOf } from "../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
+import { type Clock, systemClock } from "../domain/clock.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
 export type NewOrderRow = typeof orders.$inferInsert;
@@ -26,6 +27,7 @@ export class OrderRepository {
   private readonly rejectionWriter: BatchWriter<NewDecisionRow>;
 
   private readonly run: RunStatement;
+  private readonly clock: Clock;
 
   /**
    * `maxInFlight`: batches committing at once per writer (one connection each).
@@ -33,9 +35,10 @@ export class OrderRepository {
    */
   constructor(
     private readonly db: Db,
-    opts: { maxInFlight: number; maxBatch?: number; onBatch?: (n: number) => void; run: RunStatement },
+    opts: { maxInFlight: number; maxBatch?: number; onBatch?: (n: number) => void; run: RunStatement; clock?: Clock },
   ) {
     this.run = opts.run;
+    this.clock = opts.clock ?? systemClock;
     const writerOpts = { maxInFlight: opts.maxInFlight, maxBatch: Math.min(opts.maxBatch ?? MAX_BATCH, MAX_BATCH), onBatch: opts.onBatch };
     this.orderWriter = new BatchWriter<Approved>((items) => this.insertApproved(items), writerOpts);
     this.rejectionWriter = new BatchWriter<NewDecisionRow>((items) => this.insertRejections(items), writerOpts);
@@ -86,7 +89,7 @@ export class OrderRepository {
   async setFilled(id: string, status: OrderStatus, filledUnits: bigint): Promise<boolean> {
     const rows = await this.db
       .update(orders)
-      .set({ filledUnits, updatedAt: new Date() })
+      .set({ filledUnits, updatedAt: new Date(this.clock.now()) })
       .where(and(eq(orders.id, id), eq(orders.status, status), lt(orders.filledUnits, filledUnits)))
       .returning({ id: orders.id });
     return rows.length > 0;
@@ -116,7 +119,7 @@ export class OrderRepository {
    * one of `from` (someone else moved it first).
    */
   async transition(id: string, from: OrderStatus[], to: OrderStatus, reason: string | null, patch: StatusPatch = {}): Promise<OrderRow | null> {
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason }];
     const [row] = await this.db
       .update(orders)
@@ -136,7 +139,7 @@ export class OrderRepository {
   /** Many orders to one status in one statement (the kill switch's outcomes). */
   async transitionMany(ids: string[], from: OrderStatus[], to: OrderStatus, reason: string, patch: StatusPatch = {}): Promise<string[]> {
     if (!ids.length) return [];
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason }];
     const rows = await this.db
       .update(orders)

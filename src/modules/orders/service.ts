@@ -1,0 +1,104 @@
+/**
+ * Orders after approval (CONTRACT 7, 12): submit-signed, read, list, cancel one; and the sweeps
+ * that expire unsigned orders and reconcile unsettled ones. Every status change is a message to
+ * the order's agent actor; this module reads, checks visibility and translates answers.
+ */
+import type { OrderStatus } from "../../domain/order-status.ts";
+import type { OrderRepository, OrderRow } from "../../db/order-repository.ts";
+import { ForbiddenError, NotFoundError } from "../../errors/errors.ts";
+import type { Caller } from "../../http/caller.ts";
+import type { Logger } from "../../observability/logger.ts";
+import type { AgentService } from "../agents/service.ts";
+import { busyAware } from "../intents/service.ts";
+import type { SubmitSignedBody } from "./model.ts";
+import { toOrderModel } from "./order-view.ts";
+import { refusalProblem } from "./refusal-problem.ts";
+
+export class OrderService {
+  constructor(private readonly deps: { agents: AgentService; repo: OrderRepository; logger: Logger }) {}
+
+  /** An order the caller may see: 404 for unknown ids and other organizations, 403 for another agent's scoped key. */
+  async visible(caller: Caller, id: string): Promise<OrderRow> {
+    const row = await this.deps.repo.get(id);
+    if (!row || row.orgId !== caller.orgId) throw new NotFoundError(`order ${id}`);
+    if (caller.agentId && row.agentId !== caller.agentId) throw new ForbiddenError("this API key is scoped to another agent");
+    return row;
+  }
+
+  async get(caller: Caller, id: string) {
+    return toOrderModel(await this.visible(caller, id));
+  }
+
+  async list(caller: Caller, q: { agent_id?: string; status?: string; limit?: number; cursor?: string }) {
+    if (caller.agentId && q.agent_id && q.agent_id !== caller.agentId) {
+      // An x402 payer has no organization to share: another agent is simply not found.
+      if (caller.kind === "x402") throw new NotFoundError(`agent ${q.agent_id}`);
+      throw new ForbiddenError("this API key is scoped to another agent");
+    }
+    const page = await this.deps.repo.list({
+      orgId: caller.orgId,
+      agentId: caller.agentId ?? q.agent_id,
+      status: q.status as OrderStatus | undefined,
+      limit: q.limit ?? 50,
+      cursor: q.cursor,
+    });
+    return { data: page.data.map(toOrderModel), next_cursor: page.next_cursor };
+  }
+
+  /** Hands the signature to the agent's actor, which checks it over the exact approved order and forwards it. */
+  async submitSigned(caller: Caller, body: SubmitSignedBody) {
+    const row = await this.visible(caller, body.order_id);
+    const actor = await this.deps.agents.actorFor(caller, row.agentId);
+    const placed = await busyAware(() => actor.submitSigned({ order: row, signature: body.signature, venueAuth: body.venue_auth }));
+    if (placed.kind !== "ok") throw refusalProblem(placed);
+    const settled = placed.order;
+    return { order_id: settled.id, status: settled.status, venue_order_id: settled.venueOrderId, order: toOrderModel(settled) };
+  }
+
+  /** Cancels one order through its agent's actor. */
+  async cancel(caller: Caller, id: string) {
+    const row = await this.visible(caller, id);
+    const actor = await this.deps.agents.actorFor(caller, row.agentId);
+    const done = await busyAware(() => actor.cancel(row));
+    if (done.kind !== "ok") throw refusalProblem(done);
+    return toOrderModel(done.order);
+  }
+
+  /** Expires unsigned orders past their deadline (through their actors), releasing their reservations. */
+  async expireDue(now = new Date()): Promise<number> {
+    const due = await this.deps.repo.dueForExpiry(now);
+    let n = 0;
+    for (const { id, agentId } of due) {
+      // Through the agent's actor (activating it if need be), so a snapshot being loaded cannot
+      // keep a reservation the database has released; a submission in progress wins.
+      const actor = await this.deps.agents.registry.get(agentId);
+      if (actor && (await actor.expire(id))) n++;
+    }
+    return n;
+  }
+
+  /**
+   * Settles `submitting` and `unknown` orders against the venue, each through its agent's actor.
+   * Orders whose venue call is still in flight in this process are left alone.
+   */
+  async reconcile(): Promise<{ settled: number; pending: number }> {
+    const { repo, agents, logger } = this.deps;
+    const rows = await repo.unsettled();
+    let settled = 0;
+    let pending = 0;
+    for (const row of rows) {
+      const actor = await agents.registry.get(row.agentId);
+      if (!actor) continue;
+      const result = await actor.reconcile(row);
+      if (result === "settled") settled++;
+      else if (result === "pending") pending++;
+      else if (result === "venue_down") {
+        // The venue is not answering: the rest of this pass would only wait for time-outs too.
+        pending += rows.length - settled - pending;
+        logger.warn("reconciliation: venue unreachable, pass ended", { order_id: row.id });
+        break;
+      }
+    }
+    return { settled, pending };
+  }
+}
