@@ -5,7 +5,7 @@
  * rejection as isError with every failure, and a service error that leaves the server running.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as Stdio1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -18,6 +18,9 @@ import { CHECK_NAMES, DEM_YES } from "../support/payload.ts";
 import { newOrgClient, serveTestApp, type LiveService } from "../sdk/serve.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
+/** Children find this very bun first (`bun run mcp` calls bun again). */
+const PATH_WITH_BUN = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
+const NODE = Bun.which("node") ?? "node";
 const TOOLS = ["list_markets", "get_market", "check_intent", "place_intent", "sign_and_submit", "get_order", "list_orders", "cancel_order", "get_agent", "kill_switch"];
 const READS = ["list_markets", "get_market", "check_intent", "get_order", "list_orders", "get_agent"];
 
@@ -51,13 +54,13 @@ async function setup() {
   const pk = generatePrivateKey();
   const account = privateKeyToAccount(pk);
   const agent = await client.createAgent({ wallet_address: account.address });
-  const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", BROKER_URL: live.url, BROKER_API_KEY: key, BROKER_AGENT_ID: agent.id, BROKER_PRIVATE_KEY: pk };
+  const env = { PATH: PATH_WITH_BUN, HOME: process.env.HOME ?? "/tmp", BROKER_URL: live.url, BROKER_API_KEY: key, BROKER_AGENT_ID: agent.id, BROKER_PRIVATE_KEY: pk };
   return { client, key, pk, agent, env };
 }
 
 /** Starts the server with --http on a free port and answers its URL and process. */
 async function startHttp(env: Record<string, string>) {
-  const proc = Bun.spawn(["bun", resolve(ROOT, "packages/mcp/src/main.ts"), "--http", "--port", "0"], { cwd: ROOT, env, stderr: "pipe", stdout: "ignore" });
+  const proc = Bun.spawn([process.execPath, resolve(ROOT, "packages/mcp/src/main.ts"), "--http", "--port", "0"], { cwd: ROOT, env, stderr: "pipe", stdout: "ignore" });
   const reader = proc.stderr.getReader();
   let buf = "";
   const deadline = Date.now() + 15_000;
@@ -116,9 +119,9 @@ const http = (cls: "1" | "2", mode: Mode = "auto"): Variant["make"] => async (en
 const MODERN = "2026-07-28";
 const PREVIOUS = "2025-11-25";
 const VARIANTS: Variant[] = [
-  { name: "1.x client, stdio, `bun run mcp`", protocol: null, make: stdio("1", ["bun", "run", "mcp"]) },
-  { name: "2.x client (2026-07-28), stdio, the package binary under Node.js", protocol: MODERN, make: stdio("2", ["node", resolve(ROOT, "packages/mcp/dist/main.js")]) },
-  { name: "2.x client (2025 handshake), stdio", protocol: PREVIOUS, make: stdio("2", ["bun", "run", "mcp"], "legacy") },
+  { name: "1.x client, stdio, `bun run mcp`", protocol: null, make: stdio("1", [process.execPath, "run", "mcp"]) },
+  { name: "2.x client (2026-07-28), stdio, the package binary under Node.js", protocol: MODERN, make: stdio("2", [NODE, resolve(ROOT, "packages/mcp/dist/main.js")]) },
+  { name: "2.x client (2025 handshake), stdio", protocol: PREVIOUS, make: stdio("2", [process.execPath, "run", "mcp"], "legacy") },
   { name: "1.x client, Streamable HTTP", protocol: PREVIOUS, make: http("1") },
   { name: "2.x client (2026-07-28), Streamable HTTP", protocol: MODERN, make: http("2") },
 ];
@@ -246,9 +249,9 @@ for (const v of VARIANTS) {
 }
 
 test("a bad configuration stops the server with a message naming the variable and no secret", async () => {
-  const proc = Bun.spawn(["bun", resolve(ROOT, "packages/mcp/src/main.ts")], {
+  const proc = Bun.spawn([process.execPath, resolve(ROOT, "packages/mcp/src/main.ts")], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", BROKER_URL: live.url, BROKER_API_KEY: "bk_x", BROKER_PRIVATE_KEY: "0x1234secret" },
+    env: { PATH: PATH_WITH_BUN, BROKER_URL: live.url, BROKER_API_KEY: "bk_x", BROKER_PRIVATE_KEY: "0x1234secret" },
     stderr: "pipe",
     stdout: "pipe",
   });

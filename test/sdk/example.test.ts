@@ -21,7 +21,7 @@ test("bun examples/agent.ts: agent, failed check with its failures, approved ord
     void r.body?.cancel();
     return r.status !== 404;
   }));
-  const proc = Bun.spawn(["bun", "examples/agent.ts"], {
+  const proc = Bun.spawn([process.execPath, "examples/agent.ts"], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", BROKER_URL: live.url, BROKER_API_KEY: key },
     stdout: "pipe",
