@@ -20,6 +20,11 @@ import { AgentService } from "./modules/agents/service.ts";
 import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { ApiKeyService } from "./modules/api-keys/service.ts";
 import { credentialsModule } from "./modules/credentials/index.ts";
+import { dashboardModule } from "./modules/dashboard/index.ts";
+import { decisionsModule } from "./modules/decisions/index.ts";
+import { DecisionService } from "./modules/decisions/service.ts";
+import { exposureModule } from "./modules/exposure/index.ts";
+import { ExposureService } from "./modules/exposure/service.ts";
 import { CredentialsService } from "./modules/credentials/service.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { marketsModule } from "./modules/markets/index.ts";
@@ -54,6 +59,8 @@ export interface Services {
   intents: IntentService;
   orders: OrderService;
   kill: KillService;
+  decisions: DecisionService;
+  exposure: ExposureService;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -84,6 +91,8 @@ export function createServices(parts: { config: Config; logger: Logger; database
     orderRepo,
     intents: new IntentService({ config, agents, venue, repo: orderRepo, submission, credentials, metrics }),
     orders: new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs }),
+    decisions: new DecisionService(database.db),
+    exposure: new ExposureService(database.db, agents),
     kill: new KillService({
       db: database.db,
       agents,
@@ -137,7 +146,10 @@ export function createApp(services: Services): App {
     .use(agentsModule({ agents: services.agents, auth }))
     .use(credentialsModule({ credentials: services.credentials, auth }))
     .use(ordersModule({ intents: services.intents, orders: services.orders, auth }))
-    .use(killModule({ kill: services.kill, auth }));
+    .use(killModule({ kill: services.kill, auth }))
+    .use(decisionsModule({ decisions: services.decisions, auth }))
+    .use(exposureModule({ exposure: services.exposure, auth }))
+    .use(dashboardModule());
 
   const adminToken = services.config.adminToken;
   const handle = createHandler({

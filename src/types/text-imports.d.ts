@@ -11,3 +11,12 @@ declare module "*.wasm" {
   const path: string;
   export default path;
 }
+
+declare module "*.css" {
+  const text: string;
+  export default text;
+}
+declare module "*.svg" {
+  const text: string;
+  export default text;
+}
