@@ -61,14 +61,14 @@ export const shortId = (id) => (id && id.length > 14 ? `${id.slice(0, 4)}…${id
 
 /** Order status → [icon, tone]. The word is always shown beside the icon: never colour alone. */
 const ORDER_STATUS = {
-  pending_approval: ["⏸", "warn"],
+  pending_approval: ["‖", "warn"],
   awaiting_signature: ["✎", "info"],
   submitting: ["↑", "info"],
   open: ["●", "ok"],
   filled: ["✔", "done"],
   cancelled: ["✖", "muted"],
-  expired: ["⌛", "muted"],
-  rejected: ["⛔", "bad"],
+  expired: ["◷", "muted"],
+  rejected: ["⊘", "bad"],
   failed: ["⚠", "bad"],
   unknown: ["?", "warn"],
 };
@@ -82,7 +82,7 @@ export function statusBadge(status) {
 export function breakerBadge(breaker) {
   if (breaker.state === "closed") return h("span", { class: "badge ok" }, h("span", { "aria-hidden": "true" }, "✔"), " breaker closed");
   const why = breaker.reason ? ` (${breaker.reason.replaceAll("_", " ")})` : "";
-  return h("span", { class: "badge bad" }, h("span", { "aria-hidden": "true" }, "⛔"), ` breaker tripped${why}`);
+  return h("span", { class: "badge bad" }, h("span", { "aria-hidden": "true" }, "⊘"), ` breaker tripped${why}`);
 }
 
 export const flaggedBadge = () => h("span", { class: "badge bad" }, h("span", { "aria-hidden": "true" }, "⚑"), " flagged for review");

@@ -67,7 +67,7 @@ export function agentCards(agents, { exposures, killResults, killing, marketName
         "dl",
         { class: "facts" },
         h("dt", {}, "Mode"),
-        h("dd", {}, h("span", { class: "badge info" }, a.mode === "delegated" ? "🔑 delegated" : "✎ payload")),
+        h("dd", {}, h("span", { class: "badge info" }, a.mode === "delegated" ? "⇄ delegated" : "✎ payload")),
         h("dt", {}, "Breaker"),
         h("dd", {}, breakerBadge(a.breaker), a.breaker.since && tripped ? h("span", { class: "muted" }, ` since ${fmtTime(a.breaker.since)}`) : ""),
         h("dt", {}, "Open orders"),
@@ -78,7 +78,7 @@ export function agentCards(agents, { exposures, killResults, killing, marketName
       h(
         "div",
         { class: "actions" },
-        h("button", { type: "button", class: "danger", disabled: killing.has(a.id), onclick: () => onKill(a), dataset: { focus: `kill-${a.id}` } }, killing.has(a.id) ? "Killing…" : "⏻ Kill"),
+        h("button", { type: "button", class: "danger", disabled: killing.has(a.id), onclick: () => onKill(a), dataset: { focus: `kill-${a.id}` } }, killing.has(a.id) ? "Killing…" : "■ Kill"),
         tripped ? h("button", { type: "button", onclick: () => onResume(a), dataset: { focus: `resume-${a.id}` } }, "▶ Resume") : "",
         h("button", { type: "button", class: "secondary", onclick: () => onEditLimits(a), dataset: { focus: `limits-${a.id}` } }, "Edit limits"),
       ),
@@ -187,7 +187,7 @@ export function rejectionsList(decisions, { agentName, marketName }) {
         h(
           "header",
           {},
-          h("span", { class: "badge bad" }, h("span", { "aria-hidden": "true" }, "⛔"), " rejected"),
+          h("span", { class: "badge bad" }, h("span", { "aria-hidden": "true" }, "⊘"), " rejected"),
           " ",
           h("strong", {}, agentName(d.agent_id)),
           `: ${d.intent.side} ${fmtUsdc(d.intent.size_usdc)} at ${d.intent.price} on ${marketName(d.intent.market_id)}`,
