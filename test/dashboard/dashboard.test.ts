@@ -80,6 +80,8 @@ afterAll(async () => {
 
 test("sign in with an API key: kept in session storage only, never in the URL or a cookie", async () => {
   await page.goto(`${base}/dashboard`);
+  await page.locator("#api-key").waitFor();
+  await screenshot(page, "0-sign-in");
   await page.locator("#api-key").fill("bk_not_a_real_key");
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.locator("#sign-in-error").getByText("not valid").waitFor();
@@ -116,6 +118,12 @@ test("agents: mode, breaker, daily volume bar, exposure per market, open orders"
   expect(await card.locator("table.mini tbody tr").count()).toBe(1);
   await page.locator(`article[data-agent-id="${beta.agent.id}"]`).getByText("Will Bitcoin reach").waitFor();
   await screenshot(page, "1-agents");
+  // "Orders →" opens the orders view filtered to that agent.
+  await page.locator(`article[data-agent-id="${beta.agent.id}"]`).getByRole("button", { name: "Orders →" }).click();
+  await waitUntil(async () => (await page.locator("#orders-table tbody tr").count()) === 1);
+  expect(await page.locator("#order-filters select[name=agent_id]").inputValue()).toBe(beta.agent.id);
+  await page.locator("#order-filters select[name=agent_id]").selectOption("");
+  await page.getByRole("link", { name: "Agents" }).click();
 }, 30_000);
 
 test("orders: a filterable table and one order's status history", async () => {

@@ -1,7 +1,7 @@
 // The dashboard: sign-in, the four views, their actions, and live refresh.
 import { ApiError, createApi, session } from "./api.js";
 import { intentsChart, volumeChart } from "./charts.js";
-import { h, ORDER_STATUSES, replace } from "./dom.js";
+import { fmtAge, h, ORDER_STATUSES, replace } from "./dom.js";
 import { POLL_MS, startLive } from "./live.js";
 import { agentCards, agentLabel, approvals, keysTable, orderDetail, ordersTable, rejectionsList } from "./views.js";
 
@@ -254,6 +254,13 @@ function renderAgents() {
       onKill: killAgent,
       onResume: resumeAgent,
       onEditLimits: editLimits,
+      onOrders: (a) => {
+        const select = $("order-filters").elements.agent_id;
+        fillSelect(select, state.agents.map((x) => [x.id, agentLabel(x)]));
+        select.value = a.id;
+        state.rendered.delete("orders-table");
+        location.hash = "#orders";
+      },
     }),
   );
 }
@@ -477,6 +484,10 @@ function init() {
   $("limits-form").addEventListener("submit", saveLimits);
   $("limits-cancel").addEventListener("click", () => $("limits").close());
   window.addEventListener("hashchange", route);
+  // Ages in the orders table move on between refreshes.
+  setInterval(() => {
+    for (const cell of document.querySelectorAll("td[data-age]")) cell.textContent = fmtAge(cell.dataset.age);
+  }, 15_000);
   if (session.get()) start();
   else signOut();
 }

@@ -55,7 +55,7 @@ function killResult(result) {
   );
 }
 
-export function agentCards(agents, { exposures, killResults, killing, marketName, onKill, onResume, onEditLimits }) {
+export function agentCards(agents, { exposures, killResults, killing, marketName, onKill, onResume, onEditLimits, onOrders }) {
   if (!agents.length) return [empty("No agents yet. Create one with POST /v1/agents; it will appear here.")];
   return agents.map((a) => {
     const tripped = a.breaker.state === "tripped";
@@ -81,6 +81,7 @@ export function agentCards(agents, { exposures, killResults, killing, marketName
         h("button", { type: "button", class: "danger", disabled: killing.has(a.id), onclick: () => onKill(a), dataset: { focus: `kill-${a.id}` } }, killing.has(a.id) ? "Killing…" : "■ Kill"),
         tripped ? h("button", { type: "button", onclick: () => onResume(a), dataset: { focus: `resume-${a.id}` } }, "▶ Resume") : "",
         h("button", { type: "button", class: "secondary", onclick: () => onEditLimits(a), dataset: { focus: `limits-${a.id}` } }, "Edit limits"),
+        h("button", { type: "button", class: "secondary", onclick: () => onOrders(a), dataset: { focus: `orders-${a.id}` } }, "Orders →"),
       ),
       killResults.has(a.id) ? killResult(killResults.get(a.id)) : "",
     );
@@ -108,7 +109,7 @@ export function ordersTable(orders, { agentName, marketName, onShow, selected })
         h(
           "tr",
           { class: `${o.flagged_for_review ? "flagged" : ""} ${o.id === selected ? "selected" : ""}`, dataset: { orderId: o.id } },
-          h("td", { title: fmtTime(o.created_at) }, fmtAge(o.created_at, now)),
+          h("td", { title: fmtTime(o.created_at), dataset: { age: o.created_at } }, fmtAge(o.created_at, now)),
           h("td", {}, agentName(o.agent_id)),
           h("td", {}, statusBadge(o.status), o.flagged_for_review ? [" ", flaggedBadge()] : ""),
           h("td", {}, marketName(o.market_id)),
