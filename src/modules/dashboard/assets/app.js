@@ -57,7 +57,8 @@ function confirmDialog(title, text, okLabel) {
   $("confirm-ok").textContent = okLabel;
   dialog.returnValue = "";
   dialog.showModal();
-  $("confirm-ok").focus();
+  // The harmless choice has the focus: Enter alone never kills or revokes.
+  dialog.querySelector('button[value="cancel"]').focus();
   return new Promise((resolve) => dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true }));
 }
 

@@ -55,6 +55,13 @@ function killResult(result) {
   );
 }
 
+/** The dead-man switch, when the agent has one (CONTRACT 4: heartbeat {interval_s, last_at, deadline_at}). */
+function heartbeatText(hb) {
+  const last = hb.last_at ? `last beat ${fmtAge(hb.last_at)} ago` : "no beat yet";
+  const due = hb.deadline_at ? `, due by ${fmtTime(hb.deadline_at)}` : "";
+  return `every ${hb.interval_s} s, ${last}${due}`;
+}
+
 export function agentCards(agents, { exposures, killResults, killing, marketName, onKill, onResume, onEditLimits, onOrders }) {
   if (!agents.length) return [empty("No agents yet. Create one with POST /v1/agents; it will appear here.")];
   return agents.map((a) => {
@@ -72,6 +79,7 @@ export function agentCards(agents, { exposures, killResults, killing, marketName
         h("dd", {}, breakerBadge(a.breaker), a.breaker.since && tripped ? h("span", { class: "muted" }, ` since ${fmtTime(a.breaker.since)}`) : ""),
         h("dt", {}, "Open orders"),
         h("dd", { class: "open-orders" }, String(a.open_orders)),
+        a.heartbeat ? [h("dt", {}, "Heartbeat"), h("dd", {}, heartbeatText(a.heartbeat))] : "",
       ),
       volumeBar(a.daily_volume),
       exposureList(exposures.get(a.id), marketName),
