@@ -357,7 +357,7 @@ function editLimits(agent) {
     const input = h("input", {
       name,
       id: `limit-${name}`,
-      type: list ? "text" : "text",
+      type: "text",
       inputmode: list ? undefined : "decimal",
       value: list ? value.join(", ") : value === null ? "" : String(value),
       dataset: { kind: list ? "list" : value === null || name.endsWith("_threshold_usdc") ? "nullable" : "number", initial: list ? value.join(", ") : String(value ?? "") },
