@@ -23,6 +23,11 @@ import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { ApiKeyService } from "./modules/api-keys/service.ts";
 import { credentialsModule } from "./modules/credentials/index.ts";
 import { docsModule } from "./modules/docs/index.ts";
+import { dashboardModule } from "./modules/dashboard/index.ts";
+import { decisionsModule } from "./modules/decisions/index.ts";
+import { DecisionService } from "./modules/decisions/service.ts";
+import { exposureModule } from "./modules/exposure/index.ts";
+import { ExposureService } from "./modules/exposure/service.ts";
 import { CredentialsService } from "./modules/credentials/service.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { marketsModule } from "./modules/markets/index.ts";
@@ -66,6 +71,8 @@ export interface Services {
   kill: KillService;
   /** x402 pay-per-request (off unless X402_ENABLED). */
   payments: PaymentService;
+  decisions: DecisionService;
+  exposure: ExposureService;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -127,6 +134,8 @@ export function createServices(parts: { config: Config; logger: Logger; database
     orderRepo,
     intents: new IntentService({ agents, clock }),
     orders,
+    decisions: new DecisionService(database.db),
+    exposure: new ExposureService(database.db, agents),
     kill: new KillService({
       db: database.db,
       agents,
@@ -200,7 +209,10 @@ export function createApp(services: Services): App {
     .use(intentsModule({ intents: services.intents, auth }))
     .use(ordersModule({ orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }))
-    .use(paymentsModule({ payments: services.payments, auth }));
+    .use(paymentsModule({ payments: services.payments, auth }))
+    .use(decisionsModule({ decisions: services.decisions, auth }))
+    .use(exposureModule({ exposure: services.exposure, auth }))
+    .use(dashboardModule());
 
   return {
     handle: (request) => elysia.handle(request),

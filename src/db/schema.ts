@@ -36,6 +36,8 @@ export const apiKeys = pgTable(
     hint: text("hint").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
     revokedAt: ts("revoked_at"),
+    /** When the key last authenticated a request, recorded at most once a minute per key. */
+    lastUsedAt: ts("last_used_at"),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_org_idx").on(t.orgId, t.createdAt)],
 );

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key replay (CONTRACT 2) as lifecycle hooks. It runs after authentication (the route's
+ * Idempotency-Key replay (docs/api.md#conventions) as lifecycle hooks. It runs after authentication (the route's
  * `auth` or `admin` hooks refuse a bad credential, and charge the rate limit, before this claims
  * anything), so a revoked key never replays what it was once answered. The first request with a key
  * claims it; its answer (success or problem) is stored, sealed, and replayed for 24 hours; the same

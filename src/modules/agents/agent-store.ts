@@ -11,7 +11,7 @@ import { agents, credentials, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
 
 /** Statuses whose whole notional counts; others count what filled (see countedNotional in the actor). */
-const COUNTED = sql`case when ${orders.status} in ('awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
+export const COUNTED = sql`case when ${orders.status} in ('awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
 
 export type AgentLimits = Limits & ActorLimits;
 

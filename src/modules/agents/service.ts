@@ -165,7 +165,7 @@ export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
 const ZERO_ADDRESS = `0x${"0".repeat(40)}`;
 
 /**
- * CONTRACT section 4: the zero address is never accepted; signature type 3 (deposit wallet) needs
+ * docs/api.md#agents: the zero address is never accepted; signature type 3 (deposit wallet) needs
  * `owner_address` (the EOA that signs) and has the wallet as both maker and signer; the other
  * types refuse `owner_address`. Addresses arrive lowercased.
  */

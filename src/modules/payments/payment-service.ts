@@ -1,5 +1,5 @@
 /**
- * The x402 flow (issue 13, CONTRACT section 10) behind the routes an agent calls:
+ * The x402 flow (issue 13, docs/x402.md) behind the routes an agent calls:
  *
  * 1. A request to a payable route without X-API-Key and without a payment → 402 with PAYMENT-REQUIRED.
  * 2. With PAYMENT-SIGNATURE (version 2) or X-PAYMENT (version 1): decoded and validated with
