@@ -90,6 +90,16 @@ describeEachDatabase("sdk against the live service", (_kind, database) => {
     for await (const o of client.paginate((q) => client.listOrders({ ...q, agent_id: agent.id }), 1)) all.push(o.id);
     expect(all).toEqual([answer.order_id]);
 
+    // The rejection is stored with its decision id and every failure; the order shows in the exposure.
+    const rejections = await client.listDecisions({ agent_id: agent.id, approved: false });
+    expect(rejections.data.map((d) => d.id)).toContain(err.decisionId);
+    expect(rejections.data.find((d) => d.id === err.decisionId)!.failures.map((f) => f.code)).toEqual(err.failures.map((f) => f.code));
+    const exposure = await client.getExposure(agent.id);
+    expect(exposure.limit_usdc).toBe(200);
+    expect(exposure.data.flatMap((e) => e.market_ids)).toContain(DEM_YES);
+    const summary = await client.riskSummary({ agent_id: agent.id, hours: 1 });
+    expect(summary.intents.reduce((n, h) => n + h.rejected, 0)).toBeGreaterThanOrEqual(1);
+
     // Cancel a second, unsigned one; then the order is no longer awaiting a signature.
     const second = (await client.placeIntent(intent(agent.id, { price: 0.49 }))) as PayloadIntentAnswer;
     expect((await client.cancelOrder(second.order_id)).status).toBe("cancelled");

@@ -4,7 +4,7 @@
  * service's OpenAPI document (GET /openapi) and the request-body schemas of the served routes.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { BrokerClient, type CreateAgentRequest, type CredentialsRequest, type IntentRequest, type Limits, type ListMarketsQuery, type ListOrdersQuery, type ListPaymentsQuery, type SubmitSignedRequest } from "../../packages/sdk/src/client.ts";
+import { BrokerClient, type CreateAgentRequest, type CredentialsRequest, type IntentRequest, type Limits, type ListMarketsQuery, type ListDecisionsQuery, type ListOrdersQuery, type ListPaymentsQuery, type RiskSummaryQuery, type SubmitSignedRequest } from "../../packages/sdk/src/client.ts";
 import { sharedPglite } from "../support/databases.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 
@@ -60,6 +60,9 @@ async function callEverything(c: BrokerClient): Promise<void> {
   await c.tripBreaker(ID); await c.resume(ID); await c.setCredentials(ID, creds); await c.deleteCredentials(ID); await c.kill(ID, { reason: "r" });
   await c.setHeartbeat(ID, { interval_s: 5 }); await c.heartbeat(ID); await c.clearHeartbeat(ID);
   await c.checkIntent(intent); await c.placeIntent(intent); await c.submitSigned(submit);
+  await c.getExposure(ID);
+  await c.listDecisions({ limit: 1, cursor: "c", agent_id: ID, approved: false } satisfies Required<ListDecisionsQuery>);
+  await c.riskSummary({ agent_id: ID, hours: 1, days: 1 } satisfies Required<RiskSummaryQuery>);
   await c.getOrder(ID); await c.listOrders(ordersQ); await c.cancelOrder(ID); await c.approveOrder(ID); await c.rejectOrder(ID);
   await c.events({ maxReconnects: 0, reconnectDelayMs: 1 }).next().catch(() => undefined);
 }

@@ -13,11 +13,13 @@ import type {
   CreateOrgAnswer,
   CredentialsRequest,
   DryRunAnswer,
+  Exposure,
   IntentAnswer,
   IntentRequest,
   IssuedApiKey,
   KillAnswer,
   Limits,
+  ListDecisionsQuery,
   ListMarketsQuery,
   ListOrdersQuery,
   ListPaymentsQuery,
@@ -27,6 +29,9 @@ import type {
   PageQuery,
   PayloadIntentAnswer,
   Payment,
+  RiskDecision,
+  RiskSummary,
+  RiskSummaryQuery,
   SubmitSignedAnswer,
   SubmitSignedRequest,
 } from "./types.js";
@@ -170,6 +175,10 @@ export class BrokerClient {
   kill(id: string, body: { reason?: string } = {}, o: PostOptions = {}): Promise<KillAnswer> {
     return this.transport.call("POST", `/v1/agents/${enc(id)}/kill`, { body, ...o });
   }
+  /** The agent's exposure per market (both outcome tokens together) against max_market_exposure_pct × capital_usdc. */
+  getExposure(id: string): Promise<Exposure> {
+    return this.transport.call("GET", `/v1/agents/${enc(id)}/exposure`);
+  }
   /** Turns the dead-man switch on: no beat within `interval_s` (5 to 3600) kills the agent. */
   setHeartbeat(id: string, body: { interval_s: number }): Promise<Agent> {
     return this.transport.call("PUT", `/v1/agents/${enc(id)}/heartbeat`, { body });
@@ -229,6 +238,17 @@ export class BrokerClient {
   }
   rejectOrder(id: string, o: PostOptions = {}): Promise<Order> {
     return this.transport.call("POST", `/v1/orders/${enc(id)}/reject`, o);
+  }
+
+  // ---------------------------------------------------------------- risk decisions
+
+  /** Risk decisions, newest first; `approved: false` lists rejections with every failed check. */
+  listDecisions(query: ListDecisionsQuery = {}): Promise<Page<RiskDecision>> {
+    return this.transport.call("GET", "/v1/risk/decisions", { query: { ...query } });
+  }
+  /** Approved and rejected intents per hour, and daily volume per agent. */
+  riskSummary(query: RiskSummaryQuery = {}): Promise<RiskSummary> {
+    return this.transport.call("GET", "/v1/risk/summary", { query: { ...query } });
   }
 
   // ---------------------------------------------------------------- events and pages

@@ -294,6 +294,44 @@ export interface CreateOrgAnswer {
   api_key: { id: string; key: string; created_at: string };
 }
 
+/** A stored risk decision (GET /v1/risk/decisions): an approval, or a rejection with every failure. */
+export interface RiskDecision {
+  id: string;
+  agent_id: string;
+  approved: boolean;
+  /** The intent as submitted, with its agent_id. */
+  intent: Record<string, unknown>;
+  failures: RiskFailure[];
+  checks: CheckResult[];
+  order_id: string | null;
+  created_at: string;
+}
+export interface ListDecisionsQuery extends PageQuery {
+  agent_id?: string;
+  /** true: approvals only; false: rejections only. */
+  approved?: boolean;
+}
+/** GET /v1/risk/summary: intents per hour and daily volume per agent. */
+export interface RiskSummary {
+  from: string;
+  to: string;
+  intents: { at: string; approved: number; rejected: number }[];
+  daily_volume: { agent_id: string; day: string; used_usdc: number }[];
+}
+export interface RiskSummaryQuery {
+  agent_id?: string;
+  /** Hourly intent counts over this many hours (1-168, default 24). */
+  hours?: number;
+  /** Daily volume over this many UTC days (1-31, default 7). */
+  days?: number;
+}
+/** GET /v1/agents/{id}/exposure: the agent's exposure per market against its concentration limit. */
+export interface Exposure {
+  agent_id: string;
+  limit_usdc: number;
+  data: { condition_id: string; market_ids: string[]; exposure_usdc: number }[];
+}
+
 /** An x402 payment (GET /v1/payments, admin). Amounts: USDC, and exact 6-decimal base units. */
 export interface Payment {
   id: string;
