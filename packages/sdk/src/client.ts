@@ -115,8 +115,9 @@ export class BrokerClient {
 
   /** POST /v1/orgs (admin): a new organization and its first API key (shown once). */
   createOrg(body: { name: string }, o: PostOptions & { adminToken?: string } = {}): Promise<CreateOrgAnswer> {
-    const token = o.adminToken ?? this.adminToken;
-    return this.transport.call("POST", "/v1/orgs", { body, ...o, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const { adminToken, ...post } = o;
+    const token = adminToken ?? this.adminToken;
+    return this.transport.call("POST", "/v1/orgs", { body, ...post, headers: token ? { authorization: `Bearer ${token}` } : {} });
   }
   createApiKey(body: { name?: string; agent_id?: string } = {}, o: PostOptions = {}): Promise<IssuedApiKey> {
     return this.transport.call("POST", "/v1/api-keys", { body, ...o });
