@@ -10,7 +10,7 @@ import type { Database } from "./db/database.ts";
 import { accessLog } from "./http/access-log.ts";
 import { authPlugin } from "./http/auth.ts";
 import { bodyLimit } from "./http/body-limit.ts";
-import { idempotency } from "./http/idempotency.ts";
+import { hasStoredAnswer, idempotency } from "./http/idempotency.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
 import { errorHandler } from "./http/error-handler.ts";
@@ -82,6 +82,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
   });
   const submission = new VenueSubmission({ repo: orderRepo, metrics, logger, venueName: venue.name });
   const rateLimiter = new RateLimiter(config.rateLimitPerS);
+  const idempotencyStore = new IdempotencyStore(database.db);
   const orders = new OrderService({ agents, venue, repo: orderRepo, submission, credentials, logger, venueTimeoutMs: config.venueTimeoutMs });
   return {
     ...parts,
@@ -90,7 +91,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
     orgs: new OrgService(database.db, apiKeys),
     agents,
     credentials,
-    idempotency: new IdempotencyStore(database.db),
+    idempotency: idempotencyStore,
     rateLimiter,
     orderRepo,
     intents: new IntentService({ config, agents, venue, repo: orderRepo, submission, credentials, metrics }),
@@ -107,7 +108,15 @@ export function createServices(parts: { config: Config; logger: Logger; database
       venueTimeoutMs: config.venueTimeoutMs,
       concurrency: config.killConcurrency,
     }),
-    payments: createPayments({ config, db: database.db, rateLimiter, agents, orders, logger }),
+    payments: createPayments({
+      config,
+      db: database.db,
+      rateLimiter,
+      agents,
+      orders,
+      logger,
+      replays: { hasStoredAnswer: (request) => hasStoredAnswer(idempotencyStore, request) },
+    }),
   };
 }
 

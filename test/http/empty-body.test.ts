@@ -35,7 +35,8 @@ describeEachDatabase("POST without a body over real HTTP", (_kind, database) => 
   const reasonOf = async (killId: string) => (await rowsOf(await database(), sql`select reason from kills where id = ${killId}`))[0]?.reason;
 
   test("kill, breaker and resume with no body (content-length: 0), with and without a JSON content type", async () => {
-    for (const headers of [{}, { "content-type": "application/json" }]) {
+    const variants: Record<string, string>[] = [{}, { "content-type": "application/json" }];
+    for (const headers of variants) {
       const killed = await post(`/v1/agents/${tr.agent.id}/kill`, headers);
       expect(killed.status).toBe(200);
       expect(killed.body.agent.breaker.state).toBe("tripped");
