@@ -10,7 +10,7 @@ import type { Database } from "./db/database.ts";
 import { accessLog } from "./http/access-log.ts";
 import { authPlugin } from "./http/auth.ts";
 import { bodyLimit } from "./http/body-limit.ts";
-import { idempotency } from "./http/idempotency.ts";
+import { hasStoredAnswer, idempotency } from "./http/idempotency.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
 import { errorHandler } from "./http/error-handler.ts";
@@ -121,6 +121,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
   });
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
   const orders = new OrderService({ agents, repo: orderRepo, logger });
+  const idempotencyStore = new IdempotencyStore(database.db);
   return {
     ...parts,
     clock,
@@ -129,7 +130,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
     orgs: new OrgService(database.db, apiKeys),
     agents,
     credentials,
-    idempotency: new IdempotencyStore(database.db),
+    idempotency: idempotencyStore,
     rateLimiter,
     orderRepo,
     intents: new IntentService({ agents, clock }),
@@ -146,7 +147,15 @@ export function createServices(parts: { config: Config; logger: Logger; database
       deadlineMs: config.killDeadlineMs,
       concurrency: config.killConcurrency,
     }),
-    payments: createPayments({ config, db: database.db, rateLimiter, agents, orders, logger }),
+    payments: createPayments({
+      config,
+      db: database.db,
+      rateLimiter,
+      agents,
+      orders,
+      logger,
+      replays: { hasStoredAnswer: (request) => hasStoredAnswer(idempotencyStore, request) },
+    }),
   };
 }
 
