@@ -96,7 +96,7 @@ describeEachDatabase("event stream", (_kind, database) => {
     const all = [...seenFirst, ...second.events()];
     for (const f of all) {
       expect(f.event).toBe(f.data.type);
-      expect(String(f.data.id)).toBe(f.id);
+      expect(String(f.data.id)).toBe(f.id!);
       expect(f.data.agent_id).toBe(agentId);
     }
     const types = all.map((f) => f.event);

@@ -1,6 +1,5 @@
 import { Elysia, t } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
-import { findNul } from "../../http/no-nul.ts";
 import { AgentIdParam, AgentModel } from "../agents/model.ts";
 import type { KillService } from "./service.ts";
 
@@ -22,31 +21,12 @@ export const KillResult = t.Object({
 export function killModule(deps: { kill: KillService; auth: ReturnType<typeof authPlugin> }) {
   return new Elysia({ name: "kill", prefix: "/v1/agents" }).use(deps.auth).post(
     "/:id/kill",
-    async ({ caller, params, request }) => {
-      // The body is optional: none, an empty body, or {reason}.
-      const text = await request.text().catch(() => "");
-      let reason: string | null = null;
-      if (text.trim()) {
-        const { Value } = await import("@sinclair/typebox/value");
-        const { InvalidRequestError } = await import("../../errors/errors.ts");
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          throw new InvalidRequestError("the request body is not valid JSON", [{ path: "/", message: "malformed JSON" }]);
-        }
-        const errors = [...Value.Errors(KillBody, parsed)].map((e) => ({ path: e.path || "/", message: e.message }));
-        const nul = findNul(parsed);
-        if (nul) errors.push({ path: nul, message: "must not contain the NUL character" });
-        if (errors.length) throw new InvalidRequestError(`${errors[0].path}: ${errors[0].message}`, errors);
-        reason = (parsed as { reason?: string }).reason ?? null;
-      }
-      return deps.kill.kill(caller, params.id, reason);
-    },
+    // The body is optional: none, an empty body, or {reason}; parsed and limited like every other body.
+    ({ caller, params, body }) => deps.kill.kill(caller, params.id, body?.reason ?? null),
     {
       auth: true,
       params: AgentIdParam,
-      parse: "none",
+      body: t.Optional(KillBody),
       response: { 200: KillResult },
       detail: {
         summary: "Kill switch: trip the breaker, cancel every open order within the deadline, delete delegated credentials",
