@@ -10,7 +10,7 @@ import type { Database } from "./db/database.ts";
 import { accessLog } from "./http/access-log.ts";
 import { authPlugin } from "./http/auth.ts";
 import { bodyLimit } from "./http/body-limit.ts";
-import { idempotency } from "./http/idempotency.ts";
+import { hasStoredAnswer, idempotency } from "./http/idempotency.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
 import { errorHandler } from "./http/error-handler.ts";
@@ -38,6 +38,10 @@ import { IntentService } from "./modules/intents/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
 import { OrderRepository } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
+import { toOrderModel } from "./modules/orders/order-view.ts";
+import { eventsModule } from "./modules/events/index.ts";
+import { EventStreamService } from "./modules/events/service.ts";
+import { EventLog } from "./db/event-log.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
 import { createPayments } from "./modules/payments/create-payments.ts";
@@ -73,6 +77,9 @@ export interface Services {
   payments: PaymentService;
   decisions: DecisionService;
   exposure: ExposureService;
+  /** The event log table's reads, pruning and wake-up. */
+  eventLog: EventLog;
+  events: EventStreamService;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -81,11 +88,14 @@ export function createServices(parts: { config: Config; logger: Logger; database
   const clock = parts.clock ?? systemClock;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
+  const eventLog = new EventLog(database.db);
+  const onEvents = () => eventLog.wake();
   const agents = new AgentService(database.db, {
     idleMs: config.actorIdleMs,
     onActors: (n) => metrics.actorsActive.set(n),
     clock,
     mailboxCapacity: config.actorMailboxMax,
+    onEvents,
   });
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
   const orderRepo = new OrderRepository(database.db, {
@@ -96,6 +106,8 @@ export function createServices(parts: { config: Config; logger: Logger; database
     onBatch: (n) => metrics.dbBatchSize.observe(n),
     run: database.run,
     clock,
+    orderEvent: (row) => ({ order: toOrderModel(row) }),
+    onEvents,
   });
   // The actors' order path: the store, the venue and the credentials, as the ports they define.
   agents.connect({
@@ -121,6 +133,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
   });
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
   const orders = new OrderService({ agents, repo: orderRepo, logger });
+  const idempotencyStore = new IdempotencyStore(database.db);
   return {
     ...parts,
     clock,
@@ -129,7 +142,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
     orgs: new OrgService(database.db, apiKeys),
     agents,
     credentials,
-    idempotency: new IdempotencyStore(database.db),
+    idempotency: idempotencyStore,
     rateLimiter,
     orderRepo,
     intents: new IntentService({ agents, clock }),
@@ -145,8 +158,19 @@ export function createServices(parts: { config: Config; logger: Logger; database
       logger,
       deadlineMs: config.killDeadlineMs,
       concurrency: config.killConcurrency,
+      onEvents,
     }),
-    payments: createPayments({ config, db: database.db, rateLimiter, agents, orders, logger }),
+    payments: createPayments({
+      config,
+      db: database.db,
+      rateLimiter,
+      agents,
+      orders,
+      logger,
+      replays: { hasStoredAnswer: (request) => hasStoredAnswer(idempotencyStore, request) },
+    }),
+    eventLog,
+    events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
   };
 }
 
@@ -212,6 +236,7 @@ export function createApp(services: Services): App {
     .use(paymentsModule({ payments: services.payments, auth }))
     .use(decisionsModule({ decisions: services.decisions, auth }))
     .use(exposureModule({ exposure: services.exposure, auth }))
+    .use(eventsModule({ events: services.events, auth }))
     .use(dashboardModule());
 
   return {

@@ -1,6 +1,6 @@
 /**
  * Background work of a running service: expiring unsigned orders past their
- * signature deadline, and reconciling orders whose venue state is unsettled
+ * signature deadline, pruning the event log past EVENTS_RETENTION_H, and reconciling orders whose venue state is unsettled
  * (once at start-up, then periodically). Each job runs alone (never two
  * overlapping runs) and logs, never throws.
  */
@@ -12,8 +12,8 @@ export interface Jobs {
   stop(): void;
 }
 
-export function startJobs(services: Services, opts: { expireEveryMs?: number; reconcileEveryMs?: number } = {}): Jobs {
-  const { logger, orders } = services;
+export function startJobs(services: Services, opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number } = {}): Jobs {
+  const { logger, orders, eventLog, clock, config } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
   const every = (name: string, ms: number, job: () => Promise<unknown>) => {
     let running = false;
@@ -35,6 +35,9 @@ export function startJobs(services: Services, opts: { expireEveryMs?: number; re
     return run;
   };
   every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue() }));
+  every("prune_events", opts.pruneEventsEveryMs ?? 10 * 60_000, async () => ({
+    pruned: await eventLog.prune(new Date(clock.now() - config.eventsRetentionH * 3600_000)),
+  }));
   const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
   return {
     started: reconcile(),

@@ -45,9 +45,12 @@ async function main() {
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
-    maxRequestBodySize: config.maxBodyBytes,
+    // The server's own limit is the hard backstop (it answers a bare 413 without reading the body);
+    // below it, src/http/body-limit.ts answers MAX_BODY_BYTES as a 413 problem document.
+    maxRequestBodySize: config.maxBodyBytes * 2,
+    // Event streams stay open: the idle timeout must outlast the keepalive interval (Bun's limit is 255 s).
+    idleTimeout: Math.min(255, Math.max(30, Math.ceil((config.eventsKeepaliveMs * 2) / 1000))),
     fetch: app.handle,
-    // The server refuses larger bodies itself; src/http/body-limit.ts gives app.handle the same limit.
     error: () => new Response(null, { status: 500 }),
   });
   logger.info("listening", { url: `http://${config.host}:${server.port}`, database: database.kind, venue: venue.name });

@@ -60,7 +60,8 @@ beforeAll(async () => {
   expect(rejected.status).toBe(422);
   expect(rejected.body.failures.length).toBeGreaterThan(2);
 
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: t.app.handle });
+  // As main.ts: the idle timeout outlasts the event stream's keepalive, so the live stream is never cut.
+  server = Bun.serve({ port: 0, hostname: "127.0.0.1", idleTimeout: 60, fetch: t.app.handle });
   base = `http://127.0.0.1:${server.port}`;
   chromium = await launchChromium();
   browser = chromium.browser;

@@ -24,10 +24,10 @@ export class AgentService {
 
   constructor(
     private readonly db: Db,
-    opts: { idleMs: number; defaultLimits?: AgentLimits; onActors?: (n: number) => void; clock?: Clock; mailboxCapacity?: number },
+    opts: { idleMs: number; defaultLimits?: AgentLimits; onActors?: (n: number) => void; clock?: Clock; mailboxCapacity?: number; onEvents?: () => void },
   ) {
     this.clock = opts.clock ?? systemClock;
-    this.store = new DbAgentStore(db, this.clock);
+    this.store = new DbAgentStore(db, this.clock, opts.onEvents);
     this.registry = new ActorRegistry<Actor>({
       idleMs: opts.idleMs,
       clock: this.clock,

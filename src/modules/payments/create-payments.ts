@@ -18,6 +18,8 @@ export function createPayments(deps: {
   agents: AgentService;
   orders: OrderService;
   logger: Logger;
+  /** Whether a request replays a completed one (its used payment is then let through to the replay). */
+  replays?: { hasStoredAnswer(request: Request): Promise<boolean> };
   /** The facilitator to use instead of the configured one (tests). */
   facilitator?: PaymentFacilitator;
 }): PaymentService {
@@ -36,5 +38,6 @@ export function createPayments(deps: {
     orders: deps.orders,
     defaultLimits: { ...DEFAULT_LIMITS },
     logger: deps.logger,
+    replays: deps.replays,
   });
 }
