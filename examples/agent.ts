@@ -63,10 +63,10 @@ async function main(): Promise<void> {
   let seen: string | null = null;
   for (let next = await first; !next.done; next = await events.next()) {
     const ev = next.value;
-    if (ev.type !== "order" || ev.data.id !== answer.order_id) continue;
-    console.log(`  event ${ev.id}: order ${ev.data.id} is ${ev.data.status}`);
-    if (ev.data.status === "open" || ev.data.status === "filled") {
-      seen = ev.data.status;
+    if (ev.type !== "order" || ev.data.order.id !== answer.order_id) continue;
+    console.log(`  event ${ev.id}: order ${ev.data.order.id} is ${ev.data.order.status}`);
+    if (ev.data.order.status === "open" || ev.data.order.status === "filled") {
+      seen = ev.data.order.status;
       break;
     }
   }

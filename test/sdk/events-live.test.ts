@@ -1,7 +1,7 @@
 /**
  * The SDK's event iterator against the service's own GET /v1/events (CONTRACT 14): order status
  * changes, a risk rejection with its failures, the kill and breaker events, and replay after
- * Last-Event-ID. Until the service serves the route, the iterator must surface its 404 as a typed error.
+ * Last-Event-ID.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -27,13 +27,8 @@ describeEachDatabase("sdk events against the live route", (_kind, database) => {
     const connected = new Promise<void>((r) => (opened = r));
     const it = client.events({ agent_id: agent.id, signal: stop.signal, onOpen: () => opened() });
     const first = it.next();
-    const outcome = await Promise.race([connected.then(() => "open" as const), first.then(() => "event" as const, (e) => e)]);
-    if (outcome instanceof Error) {
-      // Not served yet by this build of the service.
-      expect(outcome).toBeInstanceOf(NotFoundError);
-      expect((outcome as NotFoundError).status).toBe(404);
-      return;
-    }
+    const outcome = await Promise.race([connected.then(() => "open" as const), first.then(() => "event" as const)]);
+    expect(outcome).toBe("open");
 
     const got: BrokerEvent[] = [];
     const collect = (async () => {
@@ -49,7 +44,7 @@ describeEachDatabase("sdk events against the live route", (_kind, database) => {
     await Promise.race([collect, Bun.sleep(10_000)]);
     stop.abort();
 
-    const statuses = got.filter((e) => e.type === "order" && e.data.id === answer.order_id).map((e) => (e.type === "order" ? e.data.status : ""));
+    const statuses = got.filter((e) => e.type === "order" && e.data.order.id === answer.order_id).map((e) => (e.type === "order" ? e.data.order.status : ""));
     expect(statuses).toContain("open");
     expect(statuses.at(-1)).toBe("cancelled");
     const rejected = got.find((e) => e.type === "risk_rejected");
@@ -69,4 +64,25 @@ describeEachDatabase("sdk events against the live route", (_kind, database) => {
     }
     expect(replay.map((e) => e.id)).toEqual(got.slice(1).map((e) => e.id));
   }, 30_000);
+
+  test("another organization's agent is a NotFoundError; no events of one organization reach another", async () => {
+    const a = await newOrgClient(live.url);
+    const b = await newOrgClient(live.url);
+    const agentA = await a.client.createAgent({ wallet_address: privateKeyToAccount(generatePrivateKey()).address });
+    const err = await b.client.events({ agent_id: agentA.id }).next().catch((e) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    const stop = new AbortController();
+    let opened!: () => void;
+    const connected = new Promise<void>((r) => (opened = r));
+    const seen: BrokerEvent[] = [];
+    const reading = (async () => {
+      for await (const e of b.client.events({ signal: stop.signal, onOpen: () => opened() })) seen.push(e);
+    })();
+    await connected;
+    await a.client.placeIntent({ agent_id: agentA.id, market_id: DEM_YES, side: "buy", size_usdc: 500, price: 0.45 }).catch(() => undefined);
+    await Bun.sleep(1500);
+    stop.abort();
+    await reading;
+    expect(seen).toEqual([]);
+  });
 });

@@ -7,12 +7,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { BrokerClient, UnauthenticatedError, type BrokerEvent } from "../../packages/sdk/src/client.ts";
 
 const EVENTS = [
-  { id: 1, event: "order", data: { id: "ord_1", status: "awaiting_signature", agent_id: "agt_1" } },
-  { id: 2, event: "risk_rejected", data: { decision_id: "dec_1", agent_id: "agt_1", failures: [{ check: "order_size", code: "order_too_large", message: "m", limit: 100, actual: 500 }], checks: [] } },
-  { id: 3, event: "order", data: { id: "ord_1", status: "open", agent_id: "agt_1" } },
-  { id: 4, event: "breaker", data: { agent_id: "agt_1", state: "tripped", reason: "kill" } },
+  { id: 1, event: "order", data: { order: { id: "ord_1", status: "awaiting_signature", agent_id: "agt_1" } } },
+  { id: 2, event: "risk_rejected", data: { decision_id: "dec_1", intent: {}, failures: [{ check: "order_size", code: "order_too_large", message: "m", limit: 100, actual: 500 }], checks: [] } },
+  { id: 3, event: "order", data: { order: { id: "ord_1", status: "open", agent_id: "agt_1" } } },
+  { id: 4, event: "breaker", data: { state: "tripped", reason: "kill", since: "2026-11-24T00:00:00Z", previous: { state: "closed", reason: null } } },
   { id: 5, event: "kill", data: { kill_id: "kil_1", agent_id: "agt_1", cancelled: ["ord_1"], failed: [] } },
 ];
+/** The `data:` line: the service's envelope (docs/events.md). */
+const envelope = (e: (typeof EVENTS)[number]) => JSON.stringify({ id: e.id, type: e.event, agent_id: "agt_1", created_at: "2026-11-24T00:00:00Z", data: e.data });
 
 let server: ReturnType<typeof Bun.serve>;
 const connections: { lastEventId: string | null; agentId: string | null; apiKey: string | null; accept: string | null }[] = [];
@@ -38,7 +40,7 @@ beforeAll(() => {
           // The first connection carries two events and drops (one split across chunks); later ones replay the rest and stay open.
           const todo = EVENTS.filter((e) => e.id > after).slice(0, first ? 2 : undefined);
           for (const e of todo) {
-            const frame = `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
+            const frame = `id: ${e.id}\nevent: ${e.event}\ndata: ${envelope(e)}\n\n`;
             c.enqueue(enc.encode(frame.slice(0, 10)));
             await Bun.sleep(2);
             c.enqueue(enc.encode(frame.slice(10)));
@@ -63,6 +65,8 @@ test("yields every event in order across a dropped stream, reconnecting with Las
   }
   expect(got.map((e) => [e.id, e.type])).toEqual(EVENTS.map((e) => [String(e.id), e.event]));
   expect(got[1]!.type === "risk_rejected" && got[1]!.data.failures[0]!.limit).toBe(100);
+  expect(got[0]!.type === "order" && got[0]!.data.order.status).toBe("awaiting_signature");
+  expect(got.every((e) => e.agent_id === "agt_1" && e.created_at === "2026-11-24T00:00:00Z")).toBe(true);
   expect(connections.slice(0, 2).map((c) => c.lastEventId)).toEqual([null, "2"]);
   expect(connections.every((c) => c.agentId === "agt_1" && c.apiKey === "bk_good" && c.accept === "text/event-stream")).toBe(true);
 });

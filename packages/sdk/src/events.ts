@@ -10,8 +10,10 @@ import type { BrokerEvent, BrokerEventType } from "./types.js";
 
 export interface EventsOptions {
   agent_id?: string;
-  /** Resume after this event id (as Last-Event-ID). */
+  /** Resume after this event id (sent as Last-Event-ID). */
   lastEventId?: string;
+  /** Replay after this event id, as `?after=` (Last-Event-ID wins once the stream has delivered an event). */
+  after?: string;
   /** Only these event types are yielded (all are read, so the resume position stays right). */
   types?: BrokerEventType[];
   signal?: AbortSignal;
@@ -34,7 +36,7 @@ export async function* streamEvents(transport: Transport, o: EventsOptions = {})
     const signal = o.signal ? AbortSignal.any([o.signal, local.signal]) : local.signal;
     try {
       const res = await transport.stream("/v1/events", {
-        query: { agent_id: o.agent_id },
+        query: { agent_id: o.agent_id, after: o.after },
         headers: lastId ? { "last-event-id": lastId } : {},
         signal,
       });
@@ -76,14 +78,22 @@ export async function* streamEvents(transport: Transport, o: EventsOptions = {})
   }
 }
 
+/** The event of one SSE message: the service's envelope `{id, type, agent_id, created_at, data}` unwrapped. */
 function toEvent(m: EventSourceMessage): BrokerEvent | null {
   const type = (m.event ?? "message") as BrokerEventType;
   if (!KNOWN.has(type)) return null;
-  let data: unknown;
+  let parsed: any;
   try {
-    data = JSON.parse(m.data);
+    parsed = JSON.parse(m.data);
   } catch {
     return null;
   }
-  return { id: m.id ?? "", type, data } as BrokerEvent;
+  if (!parsed || typeof parsed !== "object" || !("data" in parsed)) return null;
+  return {
+    id: m.id ?? String(parsed.id ?? ""),
+    type,
+    agent_id: parsed.agent_id,
+    created_at: parsed.created_at,
+    data: parsed.data,
+  } as BrokerEvent;
 }

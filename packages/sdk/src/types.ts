@@ -358,10 +358,26 @@ export interface ListPaymentsQuery extends PageQuery {
   status?: Payment["status"];
 }
 
-/** GET /v1/events: one Server-Sent Event of the caller's organization. */
-export type BrokerEvent =
-  | { id: string; type: "order"; data: Order }
-  | { id: string; type: "risk_rejected"; data: { decision_id: string; agent_id: string; failures: RiskFailure[]; checks: CheckResult[] } }
-  | { id: string; type: "breaker"; data: { agent_id: string; state: "closed" | "tripped"; reason: string | null } }
-  | { id: string; type: "kill"; data: KillAnswer };
+/**
+ * GET /v1/events: one Server-Sent Event (docs/events.md). `id` is the increasing event id, `type` the
+ * SSE event name, and `data` the type's payload from the envelope the service sends.
+ */
+interface EventBase<T extends string, D> {
+  id: string;
+  type: T;
+  agent_id: string;
+  created_at: string;
+  data: D;
+}
+export type OrderEvent = EventBase<"order", { order: Order }>;
+export type RiskRejectedEvent = EventBase<
+  "risk_rejected",
+  { decision_id: string; intent: Record<string, unknown>; failures: RiskFailure[]; checks: CheckResult[]; [extra: string]: unknown }
+>;
+export type BreakerEvent = EventBase<
+  "breaker",
+  { state: "closed" | "tripped"; reason: string | null; since: string | null; previous?: { state: string; reason: string | null }; [extra: string]: unknown }
+>;
+export type KillEvent = EventBase<"kill", KillAnswer & { reason?: string | null }>;
+export type BrokerEvent = OrderEvent | RiskRejectedEvent | BreakerEvent | KillEvent;
 export type BrokerEventType = BrokerEvent["type"];
