@@ -4,10 +4,13 @@
 import { createParser } from "./vendor/eventsource-parser/parse.js";
 
 export const POLL_MS = 3000;
+/** While the stream is live: a slower refresh for what no event carries (key last use, book moves). */
+export const STREAM_REFRESH_MS = 5000;
 
 /**
  * Starts following the service. `onEvent(type, data)` for each event; `onTick()` on each poll;
  * `onMode(mode)` with "stream", "polling" or "offline". Returns stop().
+ * Polls every POLL_MS without a stream, and refreshes every STREAM_REFRESH_MS beside a live one.
  */
 export function startLive({ key, onEvent, onTick, onMode }) {
   const controller = new AbortController();
@@ -17,12 +20,17 @@ export function startLive({ key, onEvent, onTick, onMode }) {
   const setMode = (m) => {
     if (m !== mode) onMode((mode = m));
   };
-  const startPolling = () => {
-    if (!timer) timer = setInterval(onTick, POLL_MS);
+  let pollMs = 0;
+  const startPolling = (ms = POLL_MS) => {
+    if (timer && pollMs === ms) return;
+    clearInterval(timer);
+    pollMs = ms;
+    timer = setInterval(onTick, ms);
   };
   const stopPolling = () => {
     clearInterval(timer);
     timer = null;
+    pollMs = 0;
   };
 
   async function follow() {
@@ -44,7 +52,7 @@ export function startLive({ key, onEvent, onTick, onMode }) {
         return;
       }
       if (res && res.ok && res.body) {
-        stopPolling();
+        startPolling(STREAM_REFRESH_MS);
         setMode("stream");
         delay = 1000;
         // Whatever happened while disconnected is replayed from Last-Event-ID; refresh anyway.
