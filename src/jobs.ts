@@ -1,19 +1,20 @@
 /**
  * Background work of a running service: expiring unsigned orders past their
- * signature deadline, and reconciling orders whose venue state is unsettled
- * (once at start-up, then periodically). Each job runs alone (never two
- * overlapping runs) and logs, never throws.
+ * signature deadline and orders pending approval past their approval deadline,
+ * reconciling orders whose venue state is unsettled, and killing agents whose
+ * heartbeat deadline passed (the last two once at start-up, then periodically).
+ * Each job runs alone (never two overlapping runs) and logs, never throws.
  */
 import type { Services } from "./app.ts";
 
 export interface Jobs {
-  /** Resolves when the start-up reconciliation has finished. */
+  /** Resolves when the start-up reconciliation and heartbeat sweep have finished. */
   started: Promise<void>;
   stop(): void;
 }
 
-export function startJobs(services: Services, opts: { expireEveryMs?: number; reconcileEveryMs?: number } = {}): Jobs {
-  const { logger, orders } = services;
+export function startJobs(services: Services, opts: { expireEveryMs?: number; reconcileEveryMs?: number; heartbeatEveryMs?: number } = {}): Jobs {
+  const { logger, orders, heartbeats } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
   const every = (name: string, ms: number, job: () => Promise<unknown>) => {
     let running = false;
@@ -34,10 +35,13 @@ export function startJobs(services: Services, opts: { expireEveryMs?: number; re
     timers.push(timer);
     return run;
   };
-  every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue() }));
+  every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue(new Date(services.clock.now())) }));
+  // The dead-man switch: at start-up (an agent that became overdue while the service was down is
+  // killed at once), then every second.
+  const heartbeat = every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep());
   const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
   return {
-    started: reconcile(),
+    started: Promise.all([reconcile(), heartbeat()]).then(() => undefined),
     stop() {
       for (const t of timers) clearInterval(t);
     },

@@ -18,6 +18,8 @@ export function createPayments(deps: {
   agents: AgentService;
   orders: OrderService;
   logger: Logger;
+  /** The limits a paying wallet's new agent gets (default: the service defaults). */
+  defaultLimits?: Record<string, unknown>;
   /** The facilitator to use instead of the configured one (tests). */
   facilitator?: PaymentFacilitator;
 }): PaymentService {
@@ -34,7 +36,7 @@ export function createPayments(deps: {
     rateLimiter: deps.rateLimiter,
     agents: deps.agents,
     orders: deps.orders,
-    defaultLimits: { ...DEFAULT_LIMITS },
+    defaultLimits: { ...(deps.defaultLimits ?? DEFAULT_LIMITS) },
     logger: deps.logger,
   });
 }
