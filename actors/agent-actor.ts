@@ -975,7 +975,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   // ---------------------------------------------------------------- a person's approval
 
   /**
-   * Approves an order pending approval (docs/api.md#post-v1ordersidapprove): a payload-mode order
+   * Approves an order pending approval (docs/api.md#approval-above-a-threshold): a payload-mode order
    * then awaits its signature (its signature deadline starts now), a delegated one is placed. Up to
    * and including its approval deadline; the expiry sweep may expire it from that same instant on,
    * and whichever of the two reaches this actor first wins.
