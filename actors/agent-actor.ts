@@ -959,14 +959,16 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * Expires one unsigned order past its deadline (the sweep and a late submit-signed), releasing its
    * reservation. A submission in progress wins: the order is then no longer awaiting a signature.
    */
-  expire(orderId: string): Promise<boolean> {
+  expire(orderId: string, phase: "awaiting_signature" | "pending_approval" = "awaiting_signature"): Promise<boolean> {
     const p = this.requirePorts();
     return this.mailbox.send(async () => {
       const o = this.active.get(orderId);
-      if (o && !LOCAL_STATUSES.has(o.status)) return false;
-      const from: OrderStatus[] = o ? [o.status] : [...LOCAL_STATUSES];
-      const reason = o?.status === "pending_approval" ? "approval deadline passed: nobody approved it in time" : "signature deadline passed";
-      const moved = await p.orders.transition(orderId, from, "expired", reason);
+      // Only the phase whose deadline came: an order approved meanwhile now awaits its signature,
+      // under a new deadline, and is not expired for the approval deadline it met.
+      if (o && o.status !== phase) return false;
+      if (phase === "pending_approval" && o?.approvalDeadline && this.clock.now() < o.approvalDeadline.getTime()) return false;
+      const reason = phase === "pending_approval" ? "approval deadline passed: nobody approved it in time" : "signature deadline passed";
+      const moved = await p.orders.transition(orderId, [phase], "expired", reason);
       if (moved) this.apply(orderId, { status: "expired" });
       return moved !== null;
     });

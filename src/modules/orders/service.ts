@@ -116,13 +116,16 @@ export class OrderService {
    * approval deadline has come, through their actors, releasing their reservations.
    */
   async expireDue(now = new Date()): Promise<number> {
-    const due = [...(await this.deps.repo.dueForExpiry(now)), ...(await this.deps.repo.dueForApprovalExpiry(now))];
+    const due = [
+      ...(await this.deps.repo.dueForExpiry(now)).map((o) => ({ ...o, phase: "awaiting_signature" as const })),
+      ...(await this.deps.repo.dueForApprovalExpiry(now)).map((o) => ({ ...o, phase: "pending_approval" as const })),
+    ];
     let n = 0;
-    for (const { id, agentId } of due) {
+    for (const { id, agentId, phase } of due) {
       // Through the agent's actor (activating it if need be), so a snapshot being loaded cannot
       // keep a reservation the database has released; a submission in progress wins.
       const actor = await this.deps.agents.registry.get(agentId);
-      if (actor && (await actor.expire(id))) n++;
+      if (actor && (await actor.expire(id, phase))) n++;
     }
     return n;
   }
