@@ -1143,7 +1143,13 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       state = await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) =>
         p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
       );
-    } catch {
+    } catch (error) {
+      // The venue answered, but refused this read (a 4xx): this order waits for the next pass; the
+      // others are still worth reading. Anything else means the venue is not answering.
+      if (error instanceof Error && error.name === "VenueRequestError") {
+        p.observer.warn("reconciliation: the venue refused to read the order", { order_id: row.id, error: error.message.slice(0, 200) });
+        return "skipped";
+      }
       return "venue_down";
     }
     const to: OrderStatus = state ? orderStatusFor(state.status) : "rejected";

@@ -1,5 +1,5 @@
 /**
- * The order an approved intent becomes (CONTRACT 6): the EIP-712 message from the exact amounts,
+ * The order an approved intent becomes (docs/api.md#the-unsigned-order): the EIP-712 message from the exact amounts,
  * its typed data and its hash. Pure: the actor calls it inside its reservation, with the
  * timestamp it assigned.
  */

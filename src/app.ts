@@ -10,7 +10,7 @@ import type { Database } from "./db/database.ts";
 import { accessLog } from "./http/access-log.ts";
 import { authPlugin } from "./http/auth.ts";
 import { bodyLimit } from "./http/body-limit.ts";
-import { idempotency } from "./http/idempotency.ts";
+import { hasStoredAnswer, idempotency } from "./http/idempotency.ts";
 import { RateLimiter } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
 import { errorHandler } from "./http/error-handler.ts";
@@ -25,6 +25,11 @@ import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { ApiKeyService } from "./modules/api-keys/service.ts";
 import { credentialsModule } from "./modules/credentials/index.ts";
 import { docsModule } from "./modules/docs/index.ts";
+import { dashboardModule } from "./modules/dashboard/index.ts";
+import { decisionsModule } from "./modules/decisions/index.ts";
+import { DecisionService } from "./modules/decisions/service.ts";
+import { exposureModule } from "./modules/exposure/index.ts";
+import { ExposureService } from "./modules/exposure/service.ts";
 import { CredentialsService } from "./modules/credentials/service.ts";
 import { healthModule } from "./modules/health/index.ts";
 import { marketsModule } from "./modules/markets/index.ts";
@@ -35,6 +40,10 @@ import { IntentService } from "./modules/intents/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
 import { OrderRepository } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
+import { toOrderModel } from "./modules/orders/order-view.ts";
+import { eventsModule } from "./modules/events/index.ts";
+import { EventStreamService } from "./modules/events/service.ts";
+import { EventLog } from "./db/event-log.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
 import { createPayments } from "./modules/payments/create-payments.ts";
@@ -72,6 +81,11 @@ export interface Services {
   heartbeats: HeartbeatService;
   /** x402 pay-per-request (off unless X402_ENABLED). */
   payments: PaymentService;
+  decisions: DecisionService;
+  exposure: ExposureService;
+  /** The event log table's reads, pruning and wake-up. */
+  eventLog: EventLog;
+  events: EventStreamService;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -89,12 +103,15 @@ export function createServices(parts: {
   const clock = parts.clock ?? systemClock;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
+  const eventLog = new EventLog(database.db);
+  const onEvents = () => eventLog.wake();
   const agents = new AgentService(database.db, {
     idleMs: config.actorIdleMs,
     onActors: (n) => metrics.actorsActive.set(n),
     clock,
     mailboxCapacity: config.actorMailboxMax,
     defaultLimits: defaultLimits as AgentLimits | undefined,
+    onEvents,
   });
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
   const orderRepo = new OrderRepository(database.db, {
@@ -105,6 +122,8 @@ export function createServices(parts: {
     onBatch: (n) => metrics.dbBatchSize.observe(n),
     run: database.run,
     clock,
+    orderEvent: (row) => ({ order: toOrderModel(row) }),
+    onEvents,
   });
   // The actors' order path: the store, the venue and the credentials, as the ports they define.
   agents.connect({
@@ -136,6 +155,7 @@ export function createServices(parts: {
   });
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
   const orders = new OrderService({ agents, repo: orderRepo, logger });
+  const idempotencyStore = new IdempotencyStore(database.db);
   const kill = new KillService({
     db: database.db,
     agents,
@@ -145,6 +165,7 @@ export function createServices(parts: {
     logger,
     deadlineMs: config.killDeadlineMs,
     concurrency: config.killConcurrency,
+    onEvents,
   });
   return {
     ...rest,
@@ -158,14 +179,27 @@ export function createServices(parts: {
     orgs: new OrgService(database.db, apiKeys),
     agents,
     credentials,
-    idempotency: new IdempotencyStore(database.db),
+    idempotency: idempotencyStore,
     rateLimiter,
     orderRepo,
     intents: new IntentService({ agents, clock }),
     orders,
+    decisions: new DecisionService(database.db),
+    exposure: new ExposureService(database.db, agents),
     kill,
     heartbeats: new HeartbeatService({ agents, kill, clock, logger }),
-    payments: createPayments({ config, db: database.db, rateLimiter, agents, orders, logger, defaultLimits }),
+    payments: createPayments({
+      config,
+      db: database.db,
+      rateLimiter,
+      agents,
+      orders,
+      logger,
+      defaultLimits,
+      replays: { hasStoredAnswer: (request) => hasStoredAnswer(idempotencyStore, request) },
+    }),
+    eventLog,
+    events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
   };
 }
 
@@ -229,7 +263,11 @@ export function createApp(services: Services): App {
     .use(ordersModule({ orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }))
     .use(heartbeatModule({ heartbeats: services.heartbeats, auth }))
-    .use(paymentsModule({ payments: services.payments, auth }));
+    .use(paymentsModule({ payments: services.payments, auth }))
+    .use(decisionsModule({ decisions: services.decisions, auth }))
+    .use(exposureModule({ exposure: services.exposure, auth }))
+    .use(eventsModule({ events: services.events, auth }))
+    .use(dashboardModule());
 
   return {
     handle: (request) => elysia.handle(request),

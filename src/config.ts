@@ -38,6 +38,8 @@ export const EnvSchema = T.Object({
   APPROVAL_TTL_S: T.Optional(Int(5, 7 * 86400)),
   ACTOR_IDLE_MS: T.Optional(Int(1000, 86400000)),
   ACTOR_MAILBOX_MAX: T.Optional(Int(1, 1000000)),
+  EVENTS_RETENTION_H: T.Optional(Int(1, 87600)),
+  EVENTS_KEEPALIVE_MS: T.Optional(Int(10, 3600000)),
   RATE_LIMIT_PER_S: T.Optional(Int(0, 1000000)),
   MAX_BODY_BYTES: T.Optional(Int(256, 10485760)),
   LOG_LEVEL: T.Optional(T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")])),
@@ -70,6 +72,10 @@ export interface Config {
   actorIdleMs: number;
   /** Requests one agent's actor holds at once before it answers 503 (ACTOR_MAILBOX_MAX). */
   actorMailboxMax: number;
+  /** Hours the event log keeps events (EVENTS_RETENTION_H, default 72). */
+  eventsRetentionH: number;
+  /** Interval of the `: keepalive` comment on event streams (EVENTS_KEEPALIVE_MS, default 15 s). */
+  eventsKeepaliveMs: number;
   /** Requests per second per API key or paying wallet; 0 turns the limit off. */
   rateLimitPerS: number;
   maxBodyBytes: number;
@@ -141,6 +147,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     approvalTtlS: e.APPROVAL_TTL_S ? Number(e.APPROVAL_TTL_S) : 3600,
     actorIdleMs: e.ACTOR_IDLE_MS ? Number(e.ACTOR_IDLE_MS) : 10 * 60 * 1000,
     actorMailboxMax: e.ACTOR_MAILBOX_MAX ? Number(e.ACTOR_MAILBOX_MAX) : 256,
+    eventsRetentionH: e.EVENTS_RETENTION_H ? Number(e.EVENTS_RETENTION_H) : 72,
+    eventsKeepaliveMs: e.EVENTS_KEEPALIVE_MS ? Number(e.EVENTS_KEEPALIVE_MS) : 15_000,
     rateLimitPerS: e.RATE_LIMIT_PER_S ? Number(e.RATE_LIMIT_PER_S) : 0,
     maxBodyBytes: e.MAX_BODY_BYTES ? Number(e.MAX_BODY_BYTES) : 64 * 1024,
     logLevel: e.LOG_LEVEL ?? "info",

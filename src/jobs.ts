@@ -1,9 +1,10 @@
 /**
  * Background work of a running service: expiring unsigned orders past their
  * signature deadline and orders pending approval past their approval deadline,
- * reconciling orders whose venue state is unsettled, and killing agents whose
- * heartbeat deadline passed (the last two once at start-up, then periodically).
- * Each job runs alone (never two overlapping runs) and logs, never throws.
+ * pruning the event log past EVENTS_RETENTION_H, reconciling orders whose venue
+ * state is unsettled, and killing agents whose heartbeat deadline passed (the
+ * last two once at start-up, then periodically). Each job runs alone (never two
+ * overlapping runs) and logs, never throws.
  */
 import type { Services } from "./app.ts";
 
@@ -13,8 +14,11 @@ export interface Jobs {
   stop(): void;
 }
 
-export function startJobs(services: Services, opts: { expireEveryMs?: number; reconcileEveryMs?: number; heartbeatEveryMs?: number } = {}): Jobs {
-  const { logger, orders, heartbeats } = services;
+export function startJobs(
+  services: Services,
+  opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number; heartbeatEveryMs?: number } = {},
+): Jobs {
+  const { logger, orders, eventLog, clock, config, heartbeats } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
   const every = (name: string, ms: number, job: () => Promise<unknown>) => {
     let running = false;
@@ -35,7 +39,10 @@ export function startJobs(services: Services, opts: { expireEveryMs?: number; re
     timers.push(timer);
     return run;
   };
-  every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue(new Date(services.clock.now())) }));
+  every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue(new Date(clock.now())) }));
+  every("prune_events", opts.pruneEventsEveryMs ?? 10 * 60_000, async () => ({
+    pruned: await eventLog.prune(new Date(clock.now() - config.eventsRetentionH * 3600_000)),
+  }));
   // The dead-man switch: at start-up (an agent that became overdue while the service was down is
   // killed at once), then every second.
   const heartbeat = every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep());

@@ -9,6 +9,7 @@ import { openDatabase } from "./db/database.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { createVenue } from "./venues/create-venue.ts";
 import { MarketsFileError } from "./venues/markets-file.ts";
+import { createFirstRunKey, dashboardUrl, firstRunBanner } from "./modules/orgs/first-run.ts";
 
 async function main() {
   try {
@@ -35,6 +36,8 @@ async function main() {
   const vault = await openVault(config, logger);
   const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
   const services = createServices({ config, logger, database, venue, vault });
+  // First start on an empty database: a default organization and its first key (printed below, once).
+  const firstRun = await createFirstRunKey({ db: database.db, apiKeys: services.apiKeys, dataDir: config.dataDir });
   const app = createApp(services);
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
   // reserved against their agents' limits until it settles them.
@@ -42,12 +45,21 @@ async function main() {
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
-    maxRequestBodySize: config.maxBodyBytes,
+    // The server's own limit is the hard backstop (it answers a bare 413 without reading the body);
+    // below it, src/http/body-limit.ts answers MAX_BODY_BYTES as a 413 problem document.
+    maxRequestBodySize: config.maxBodyBytes * 2,
+    // Event streams stay open: the idle timeout must outlast the keepalive interval (Bun's limit is 255 s).
+    idleTimeout: Math.min(255, Math.max(30, Math.ceil((config.eventsKeepaliveMs * 2) / 1000))),
     fetch: app.handle,
-    // The server refuses larger bodies itself; src/http/body-limit.ts gives app.handle the same limit.
     error: () => new Response(null, { status: 500 }),
   });
   logger.info("listening", { url: `http://${config.host}:${server.port}`, database: database.kind, venue: venue.name });
+  if (firstRun) {
+    // On the console (stderr), never through the logger: the JSON log stream does not carry keys.
+    process.stderr.write(firstRunBanner(firstRun, dashboardUrl(config.host, server.port ?? config.port)));
+    logger.info("first start: default organization created", { org_id: firstRun.orgId, key_id: firstRun.keyId, key_file: firstRun.path });
+    if (firstRun.fileError) logger.warn("the first API key could not be written to DATA_DIR", { error: firstRun.fileError });
+  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -5,9 +5,10 @@
  */
 import { and, desc, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { Db, RunStatement } from "./database.ts";
-import { type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
+import { events, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
 import { decodeCursor, pageOf } from "../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
+import type { NewEvent } from "./event-log.ts";
 import { type Clock, systemClock } from "../domain/clock.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
@@ -32,6 +33,8 @@ export class OrderRepository {
 
   private readonly run: RunStatement;
   private readonly clock: Clock;
+  private readonly orderEvent: (row: OrderRow) => Record<string, unknown>;
+  private readonly onEvents: () => void;
 
   /**
    * `maxInFlight`: batches committing at once per writer (one connection each).
@@ -39,23 +42,37 @@ export class OrderRepository {
    */
   constructor(
     private readonly db: Db,
-    opts: { maxInFlight: number; maxBatch?: number; onBatch?: (n: number) => void; run: RunStatement; clock?: Clock },
+    opts: {
+      maxInFlight: number;
+      maxBatch?: number;
+      onBatch?: (n: number) => void;
+      run: RunStatement;
+      clock?: Clock;
+      /** The order as an `order` event reports it (the API's order view). */
+      orderEvent?: (row: OrderRow) => Record<string, unknown>;
+      /** Called after events were committed, so open streams read the table again. */
+      onEvents?: () => void;
+    },
   ) {
     this.run = opts.run;
     this.clock = opts.clock ?? systemClock;
+    this.orderEvent = opts.orderEvent ?? ((row) => ({ order: { id: row.id, status: row.status } }));
+    this.onEvents = opts.onEvents ?? (() => {});
     const writerOpts = { maxInFlight: opts.maxInFlight, maxBatch: Math.min(opts.maxBatch ?? MAX_BATCH, MAX_BATCH), onBatch: opts.onBatch };
     this.orderWriter = new BatchWriter<Approved>((items) => this.insertApproved(items), writerOpts);
     this.rejectionWriter = new BatchWriter<NewDecisionRow>((items) => this.insertRejections(items), writerOpts);
   }
 
   /** Durably writes a new order and its approving decision; resolves after commit. */
-  insert(order: NewOrderRow, decision: NewDecisionRow): Promise<void> {
-    return this.orderWriter.write({ order, decision });
+  async insert(order: NewOrderRow, decision: NewDecisionRow): Promise<void> {
+    await this.orderWriter.write({ order, decision });
+    this.onEvents();
   }
 
-  /** Durably writes a rejected decision. */
-  insertDecision(decision: NewDecisionRow): Promise<void> {
-    return this.rejectionWriter.write(decision);
+  /** Durably writes a rejected decision (and its `risk_rejected` event). */
+  async insertDecision(decision: NewDecisionRow): Promise<void> {
+    await this.rejectionWriter.write(decision);
+    this.onEvents();
   }
 
   /**
@@ -71,13 +88,39 @@ export class OrderRepository {
     const params: (string | null)[] = [];
     for (const i of items) pushValues(params, ORDER_COLUMNS, i.order);
     for (const i of items) pushValues(params, DECISION_COLUMNS, i.decision);
+    for (const i of items) pushValues(params, EVENT_COLUMNS, this.newOrderEvent(i.order));
     return this.run(approvedStatement(items.length), params);
   }
 
   private insertRejections(items: NewDecisionRow[]): Promise<void> {
     const params: (string | null)[] = [];
     for (const d of items) pushValues(params, DECISION_COLUMNS, d);
+    for (const d of items) pushValues(params, EVENT_COLUMNS, rejectionEvent(d));
     return this.run(rejectionStatement(items.length), params);
+  }
+
+  /** The `order` event of a new order, from the row as it will be stored. */
+  private newOrderEvent(o: NewOrderRow): NewEvent {
+    const row: OrderRow = {
+      ...o,
+      expiration: o.expiration ?? "0",
+      orderHash: o.orderHash ?? null,
+      typedData: o.typedData ?? null,
+      signatureDeadline: o.signatureDeadline ?? null,
+      approvalDeadline: o.approvalDeadline ?? null,
+      venueOrderId: o.venueOrderId ?? null,
+      filledUnits: o.filledUnits ?? 0n,
+      flaggedForReview: o.flaggedForReview ?? false,
+      clientOrderId: o.clientOrderId ?? null,
+      decisionId: o.decisionId ?? null,
+    };
+    return { orgId: o.orgId, agentId: o.agentId, type: "order", data: this.orderEvent(row), createdAt: o.createdAt };
+  }
+
+  /** Stores `order` events for rows a statement changed, in the statement's transaction. */
+  private async orderEvents(tx: Pick<Db, "insert">, rows: OrderRow[], at: Date): Promise<void> {
+    if (!rows.length) return;
+    await tx.insert(events).values(rows.map((r) => ({ orgId: r.orgId, agentId: r.agentId, type: "order" as const, data: this.orderEvent(r), createdAt: at })));
   }
 
   async get(id: string): Promise<OrderRow | null> {
@@ -91,12 +134,18 @@ export class OrderRepository {
 
   /** Records a larger filled amount learned from the venue, without changing the status. */
   async setFilled(id: string, status: OrderStatus, filledUnits: bigint): Promise<boolean> {
-    const rows = await this.db
-      .update(orders)
-      .set({ filledUnits, updatedAt: new Date(this.clock.now()) })
-      .where(and(eq(orders.id, id), eq(orders.status, status), lt(orders.filledUnits, filledUnits)))
-      .returning({ id: orders.id });
-    return rows.length > 0;
+    const now = new Date(this.clock.now());
+    const changed = await this.db.transaction(async (tx) => {
+      const rows = await tx
+        .update(orders)
+        .set({ filledUnits, updatedAt: now })
+        .where(and(eq(orders.id, id), eq(orders.status, status), lt(orders.filledUnits, filledUnits)))
+        .returning();
+      await this.orderEvents(tx, rows, now);
+      return rows.length > 0;
+    });
+    if (changed) this.onEvents();
+    return changed;
   }
 
   async list(opts: { orgId: string; agentId?: string; status?: OrderStatus; limit: number; cursor?: string }) {
@@ -125,20 +174,25 @@ export class OrderRepository {
   async transition(id: string, from: OrderStatus[], to: OrderStatus, reason: string | null, patch: StatusPatch = {}): Promise<OrderRow | null> {
     const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason, ...(patch.by ? { by: patch.by } : {}) }];
-    const [row] = await this.db
-      .update(orders)
-      .set({
-        status: to,
-        updatedAt: now,
-        history: sql`${orders.history} || ${JSON.stringify(entry)}::jsonb`,
-        ...(patch.venueOrderId !== undefined ? { venueOrderId: patch.venueOrderId } : {}),
-        ...(patch.filledUnits !== undefined ? { filledUnits: patch.filledUnits } : {}),
-        ...(patch.flaggedForReview !== undefined ? { flaggedForReview: patch.flaggedForReview } : {}),
-        ...(patch.signatureDeadline !== undefined ? { signatureDeadline: patch.signatureDeadline } : {}),
-      })
-      .where(and(eq(orders.id, id), inArray(orders.status, from)))
-      .returning();
-    return row ?? null;
+    const row = await this.db.transaction(async (tx) => {
+      const [changed] = await tx
+        .update(orders)
+        .set({
+          status: to,
+          updatedAt: now,
+          history: sql`${orders.history} || ${JSON.stringify(entry)}::jsonb`,
+          ...(patch.venueOrderId !== undefined ? { venueOrderId: patch.venueOrderId } : {}),
+          ...(patch.filledUnits !== undefined ? { filledUnits: patch.filledUnits } : {}),
+          ...(patch.flaggedForReview !== undefined ? { flaggedForReview: patch.flaggedForReview } : {}),
+          ...(patch.signatureDeadline !== undefined ? { signatureDeadline: patch.signatureDeadline } : {}),
+        })
+        .where(and(eq(orders.id, id), inArray(orders.status, from)))
+        .returning();
+      if (changed) await this.orderEvents(tx, [changed], now);
+      return changed ?? null;
+    });
+    if (row) this.onEvents();
+    return row;
   }
 
   /** Many orders to one status in one statement (the kill switch's outcomes). */
@@ -146,16 +200,21 @@ export class OrderRepository {
     if (!ids.length) return [];
     const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason }];
-    const rows = await this.db
-      .update(orders)
-      .set({
-        status: to,
-        updatedAt: now,
-        history: sql`${orders.history} || ${JSON.stringify(entry)}::jsonb`,
-        ...(patch.flaggedForReview !== undefined ? { flaggedForReview: patch.flaggedForReview } : {}),
-      })
-      .where(and(inArray(orders.id, ids), inArray(orders.status, from)))
-      .returning({ id: orders.id });
+    const rows = await this.db.transaction(async (tx) => {
+      const changed = await tx
+        .update(orders)
+        .set({
+          status: to,
+          updatedAt: now,
+          history: sql`${orders.history} || ${JSON.stringify(entry)}::jsonb`,
+          ...(patch.flaggedForReview !== undefined ? { flaggedForReview: patch.flaggedForReview } : {}),
+        })
+        .where(and(inArray(orders.id, ids), inArray(orders.status, from)))
+        .returning();
+      await this.orderEvents(tx, changed, now);
+      return changed;
+    });
+    if (rows.length) this.onEvents();
     return rows.map((r) => r.id);
   }
 
@@ -230,6 +289,25 @@ const ORDER_COLUMNS: readonly Column<NewOrderRow>[] = [
   ["updated_at", "timestamptz", (o) => time(o.updatedAt)],
 ];
 
+/** A rejected decision as its `risk_rejected` event reports it. */
+function rejectionEvent(d: NewDecisionRow): NewEvent {
+  return {
+    orgId: d.orgId,
+    agentId: d.agentId,
+    type: "risk_rejected",
+    data: { decision_id: d.id, intent: d.intent, failures: d.failures, checks: d.checks },
+    createdAt: d.createdAt,
+  };
+}
+
+const EVENT_COLUMNS: readonly Column<NewEvent>[] = [
+  ["org_id", "text", (e) => e.orgId],
+  ["agent_id", "text", (e) => e.agentId],
+  ["type", "text", (e) => e.type],
+  ["data", "jsonb", (e) => json(e.data)],
+  ["created_at", "timestamptz", (e) => time(e.createdAt)],
+];
+
 const DECISION_COLUMNS: readonly Column<NewDecisionRow>[] = [
   ["id", "text", (d) => d.id],
   ["org_id", "text", (d) => d.orgId],
@@ -270,8 +348,14 @@ function memoBySize(make: (rows: number) => string): (rows: number) => string {
   };
 }
 
+// The orders, their decisions and their `order` events in one statement: one commit for all three.
 const approvedStatement = memoBySize(
   (rows) =>
-    `with o as (${valuesInsert("orders", ORDER_COLUMNS, rows, 1)}) ${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, rows * ORDER_COLUMNS.length + 1)}`,
+    `with o as (${valuesInsert("orders", ORDER_COLUMNS, rows, 1)}), ` +
+    `e as (${valuesInsert("events", EVENT_COLUMNS, rows, rows * (ORDER_COLUMNS.length + DECISION_COLUMNS.length) + 1)}) ` +
+    `${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, rows * ORDER_COLUMNS.length + 1)}`,
 );
-const rejectionStatement = memoBySize((rows) => valuesInsert("risk_decisions", DECISION_COLUMNS, rows, 1));
+// Rejected decisions and their `risk_rejected` events in one statement.
+const rejectionStatement = memoBySize(
+  (rows) => `with e as (${valuesInsert("events", EVENT_COLUMNS, rows, rows * DECISION_COLUMNS.length + 1)}) ${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, 1)}`,
+);

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import type { BreakerReason, OrderStatus } from "../domain/order-status.ts";
 import type { OrderDomain } from "../eip712/order-typed-data.ts";
 import type { OrderMessage } from "../domain/order-message.ts";
-import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => "bytea",
@@ -36,6 +36,8 @@ export const apiKeys = pgTable(
     hint: text("hint").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
     revokedAt: ts("revoked_at"),
+    /** When the key last authenticated a request, recorded at most once a minute per key. */
+    lastUsedAt: ts("last_used_at"),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_org_idx").on(t.orgId, t.createdAt)],
 );
@@ -227,4 +229,24 @@ export const payments = pgTable(
     index("payments_agent_idx").on(t.agentId, t.createdAt),
     index("payments_created_idx").on(t.createdAt),
   ],
+);
+
+export type EventType = "order" | "risk_rejected" | "breaker" | "kill";
+
+/**
+ * The event log (docs/events.md): one row per status change the stream reports, written in the same
+ * transaction as the change itself. `id` orders the stream and is the SSE `id:`. Pruned after
+ * EVENTS_RETENTION_H hours.
+ */
+export const events = pgTable(
+  "events",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    orgId: text("org_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    type: text("type").$type<EventType>().notNull(),
+    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("events_agent_idx").on(t.agentId, t.id), index("events_org_idx").on(t.orgId, t.id), index("events_created_idx").on(t.createdAt)],
 );

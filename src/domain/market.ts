@@ -1,11 +1,11 @@
-/** Markets and order-book snapshots as the venues describe them (CONTRACT 11.4). Prices and sizes are decimal strings. */
+/** Markets and order-book snapshots as the venues describe them (docs/architecture.md#the-markets-file). Prices and sizes are decimal strings. */
 
 export type Outcome = { token_id: string; outcome: string };
 
 /** The market's protocol: `v1` CTF token ids (exchange domain "2"), `v2` Protocol V2 position ids (ExchangeV3, domain "3"). */
 export type MarketVersion = "v1" | "v2";
 
-/** A market as the markets file (CONTRACT 11.4) describes it, without books. */
+/** A market as the markets file (docs/architecture.md#the-markets-file) describes it, without books. */
 export interface Market {
   condition_id: string;
   question: string;

@@ -1,4 +1,4 @@
-/** The signed order struct of CONTRACT section 6 and the order types that travel beside it. */
+/** The signed order struct of docs/api.md#the-unsigned-order and the order types that travel beside it. */
 
 /** uint256 as decimal strings, uint8 as numbers. */
 export interface OrderMessage {

@@ -1,4 +1,4 @@
-/** Order statuses (CONTRACT 12), agent modes and breaker reasons: one name each, used by every layer. */
+/** Order statuses (docs/api.md#orders), agent modes and breaker reasons: one name each, used by every layer. */
 
 export type Mode = "payload" | "delegated";
 /**

@@ -1,4 +1,4 @@
-/** Scoped venue credentials of a delegated agent (CONTRACT 8): opened only for one call, never logged or stored in clear. */
+/** Scoped venue credentials of a delegated agent (docs/api.md#credentials): opened only for one call, never logged or stored in clear. */
 export interface VenueCredentials {
   api_key: string;
   api_secret: string;

@@ -1,5 +1,5 @@
 /**
- * Signature type 3 (POLY_1271, deposit wallets; CONTRACT section 7): the wallet's owner EOA signs an
+ * Signature type 3 (POLY_1271, deposit wallets; docs/api.md#submit-signed): the wallet's owner EOA signs an
  * ERC-7739 `TypedDataSign` wrapper around the order, and the signature the exchange passes to the
  * wallet's isValidSignature is
  *

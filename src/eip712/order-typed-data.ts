@@ -1,5 +1,5 @@
 /**
- * The unsigned order of CONTRACT section 6: EIP-712 typed data for the
+ * The unsigned order of docs/api.md#the-unsigned-order: EIP-712 typed data for the
  * Polymarket exchanges, in the JSON shape that viem's `signTypedData` and
  * `eth_signTypedData_v4` accept as they are (uint256 as decimal strings, uint8
  * as numbers).
@@ -29,7 +29,7 @@ export const ORDER_DOMAIN_VERSION = "2";
 /** The domain version of ExchangeV3 (`v2` markets). */
 export const ORDER_DOMAIN_VERSION_V3 = "3";
 
-/** A market's protocol version (CONTRACT section 11.4); a market without one is `v1`. */
+/** A market's protocol version (docs/architecture.md#the-markets-file); a market without one is `v1`. */
 export type MarketVersion = "v1" | "v2";
 
 /** What selects an order's EIP-712 domain. */
@@ -105,7 +105,7 @@ export function exchangeAddress(negRisk: boolean, version: MarketVersion = "v1",
   return v3;
 }
 
-/** The EIP-712 domain of an order, by chain, neg risk and the market's protocol version (CONTRACT section 6). */
+/** The EIP-712 domain of an order, by chain, neg risk and the market's protocol version (docs/api.md#the-unsigned-order). */
 export function selectOrderDomain(sel: DomainSelector): OrderDomain {
   const { chainId, negRisk } = sel;
   const version = sel.version ?? "v1";

@@ -1,5 +1,5 @@
 /**
- * Signature check of CONTRACT section 7 for signature types 0, 1 and 2 (and the inner ECDSA
+ * Signature check of docs/api.md#submit-signed for signature types 0, 1 and 2 (and the inner ECDSA
  * signature of type 3): a 65-byte (r ‖ s ‖ v) secp256k1 signature with a low s and v 27 or 28
  * (0 or 1 accepted) must recover, over the order's EIP-712 digest, to the expected address.
  *

@@ -1,5 +1,5 @@
 /**
- * The submit-signed check of CONTRACT section 7, by the stored order's signature type:
+ * The submit-signed check of docs/api.md#submit-signed, by the stored order's signature type:
  * 0 (EOA), 1 (proxy) and 2 (Safe): a 65-byte low-s signature recovering to the order's signer over
  * the stored order hash; 3 (deposit wallet): the ERC-7739 wrapped signature of the wallet's owner
  * (deposit-wallet-signature.ts). Any other type is refused.

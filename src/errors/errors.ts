@@ -1,6 +1,8 @@
 import { ProblemError } from "./problem-error.ts";
 
-export type FieldError = { path: string; message: string };
+import type { FieldError } from "../domain/field-error.ts";
+
+export type { FieldError };
 
 export class InvalidRequestError extends ProblemError {
   constructor(detail: string, errors: FieldError[] = [], cause?: unknown) {

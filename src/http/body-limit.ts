@@ -41,8 +41,9 @@ export function bodyLimit(maxBytes: number) {
       if (declared !== null && Number(declared) > maxBytes) throw new PayloadTooLargeError(maxBytes);
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
-      // Nothing to read: Elysia's own parser answers an empty body as it always does.
-      if (request.headers.get("content-length") === "0") return undefined;
+      // Every body is answered here, an empty one included (null, whatever its content type or
+      // declared length): returning undefined would hand it on to the route's own parse hooks and
+      // Elysia's parsers, which refuse an empty JSON body, or throw on `parse: "none"` in a chain.
       const text = await readLimited(request, maxBytes);
       const meta = requestMeta(request);
       if (meta) meta.rawBody = text;

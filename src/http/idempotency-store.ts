@@ -39,6 +39,15 @@ export class IdempotencyStore {
     return { kind: "replay", status: row.status, body: row.body, contentType: row.contentType };
   }
 
+  /** Whether the answer to this very request is stored under the key (completed, not expired); claims nothing. */
+  async hasAnswer(scope: string, key: string, requestHash: string, now = new Date()): Promise<boolean> {
+    const [row] = await this.db
+      .select({ requestHash: idempotencyKeys.requestHash, status: idempotencyKeys.status, createdAt: idempotencyKeys.createdAt })
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+    return !!row && row.requestHash === requestHash && row.status !== IN_PROGRESS && now.getTime() - row.createdAt.getTime() <= IDEMPOTENCY_TTL_MS;
+  }
+
   async complete(scope: string, key: string, status: number, body: string, contentType: string): Promise<void> {
     await this.db
       .update(idempotencyKeys)

@@ -1,7 +1,9 @@
 /**
- * Idempotency-Key replay (CONTRACT 2) as lifecycle hooks. It runs after authentication (the route's
+ * Idempotency-Key replay (docs/api.md#conventions) as lifecycle hooks. It runs after authentication (the route's
  * `auth` or `admin` hooks refuse a bad credential, and charge the rate limit, before this claims
- * anything), so a revoked key never replays what it was once answered. The first request with a key
+ * anything), so a revoked key never replays what it was once answered. An x402 payment is checked
+ * there too: a used one is let through only when hasStoredAnswer says the request is a replay, and
+ * then only to be answered from the record (RequestMeta.replayOnly). The first request with a key
  * claims it; its answer (success or problem) is stored, sealed, and replayed for 24 hours; the same
  * key with another body is 409. Answers that say nothing about the request (401, 402, 429, 503, 500) are
  * released so a retry runs again.
@@ -15,33 +17,74 @@ import { requestMeta } from "./request-meta.ts";
 
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
 
+/** Where a request's Idempotency-Key record lives and what it must match; null when the request has none. */
+interface RecordKey {
+  idemKey: string;
+  scope: string;
+  requestHash: string;
+  bodyKey: Buffer;
+}
+
+function recordKeyOf(request: Request): RecordKey | null {
+  if (request.method !== "POST") return null;
+  const idemKey = request.headers.get("idempotency-key");
+  if (idemKey === null) return null;
+  if (!IDEMPOTENCY_KEY_RE.test(idemKey)) {
+    throw new InvalidRequestError("Idempotency-Key must be 1 to 200 printable characters", [{ path: "/headers/idempotency-key", message: "invalid" }]);
+  }
+  const body = requestMeta(request)?.rawBody ?? "";
+  const url = new URL(request.url);
+  // Records belong to the credential the request carries, so only its holder can replay them
+  // (the admin bearer token counts too: POST /v1/orgs answers with a new API key).
+  const credential =
+    request.headers.get("x-api-key") ??
+    request.headers.get("authorization") ??
+    request.headers.get("payment-signature") ??
+    request.headers.get("x-payment") ??
+    "anonymous";
+  return {
+    idemKey,
+    scope: sha256(credential),
+    bodyKey: bodyKeyFor(credential, idemKey),
+    // Keyed with the caller's credential: bodies can carry secrets (venue credentials), and a plain
+    // hash in the database would let a weak one be guessed offline.
+    requestHash: createHmac("sha256", credential).update(`${request.method} ${url.pathname}${url.search}\n${body}`).digest("hex"),
+  };
+}
+
+/**
+ * Whether the request is a replay of a completed one: same credential, Idempotency-Key and request,
+ * answer stored. Asked by the x402 payment check for a payment whose nonce is used (the record is
+ * scoped to that exact payment header, so only its holder can replay it); the request must then
+ * still be answered by the replay itself (RequestMeta.replayOnly), not run.
+ */
+export async function hasStoredAnswer(store: IdempotencyStore, request: Request): Promise<boolean> {
+  let k: RecordKey | null;
+  try {
+    k = recordKeyOf(request);
+  } catch {
+    return false;
+  }
+  return k !== null && (await store.hasAnswer(k.scope, k.idemKey, k.requestHash));
+}
+
 export function idempotency(deps: { store: IdempotencyStore; logger: Logger }) {
   const { store, logger } = deps;
   return new Elysia({ name: "idempotency" })
     .onBeforeHandle({ as: "global" }, async ({ request, set }) => {
-      if (request.method !== "POST") return;
-      const idemKey = request.headers.get("idempotency-key");
-      if (idemKey === null) return;
-      if (!IDEMPOTENCY_KEY_RE.test(idemKey)) {
-        throw new InvalidRequestError("Idempotency-Key must be 1 to 200 printable characters", [{ path: "/headers/idempotency-key", message: "invalid" }]);
-      }
       const meta = requestMeta(request);
-      const body = meta?.rawBody ?? "";
-      const url = new URL(request.url);
-      // Records belong to the credential the request carries, so only its holder can replay them
-      // (the admin bearer token counts too: POST /v1/orgs answers with a new API key).
-      const credential =
-        request.headers.get("x-api-key") ??
-        request.headers.get("authorization") ??
-        request.headers.get("payment-signature") ??
-        request.headers.get("x-payment") ??
-        "anonymous";
-      const scope = sha256(credential);
-      const bodyKey = bodyKeyFor(credential, idemKey);
-      // Keyed with the caller's credential: bodies can carry secrets (venue credentials), and a plain
-      // hash in the database would let a weak one be guessed offline.
-      const requestHash = createHmac("sha256", credential).update(`${request.method} ${url.pathname}${url.search}\n${body}`).digest("hex");
+      const k = recordKeyOf(request);
+      if (k === null) {
+        if (meta?.replayOnly) throw meta.replayOnly;
+        return;
+      }
+      const { idemKey, scope, requestHash, bodyKey } = k;
       const claim = await store.claim(scope, idemKey, requestHash);
+      // Admitted only to be answered from the record (x402: its payment is used): anything else is refused.
+      if (meta?.replayOnly && claim.kind !== "replay") {
+        if (claim.kind === "claimed") await store.release(scope, idemKey).catch(() => undefined);
+        throw meta.replayOnly;
+      }
       if (claim.kind === "conflict") throw new IdempotencyConflictError();
       if (claim.kind === "in_progress") {
         const e = new IdempotencyConflictError();

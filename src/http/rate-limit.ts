@@ -1,4 +1,4 @@
-/** The per-caller rate limit (CONTRACT 2), applied by the auth hooks: 429 with Retry-After past it. */
+/** The per-caller rate limit (docs/api.md#conventions), applied by the auth hooks: 429 with Retry-After past it. */
 import { type Clock, systemClock } from "../domain/clock.ts";
 
 /** A token bucket per caller: `perSecond` sustained, bursts up to twice that. */

@@ -10,6 +10,12 @@ export interface RequestMeta {
   invalidJson?: boolean;
   /** Set by the idempotency plugin once it claimed a key: stores (or releases) the final answer. */
   finish?: (response: Response) => Promise<Response>;
+  /**
+   * Set when the request was let through only to be answered from its Idempotency-Key record (x402:
+   * a payment whose nonce is used, on a replay of the request it paid for): the idempotency plugin
+   * throws this error instead of running the request when there is nothing to replay.
+   */
+  replayOnly?: Error;
   /** Set by the access log: records the answer's status (the error handler calls it for problems). */
   answered?: (status: number) => void;
   recorded?: boolean;

@@ -4,7 +4,7 @@
  * PATCH into the current limits.
  */
 import { t } from "elysia";
-import type { FieldError } from "../errors/errors.ts";
+import type { FieldError } from "../domain/field-error.ts";
 import { gt, tryFromDecimal } from "../domain/ratio.ts";
 import { decimalPlaces, numberToPlainString, USDC_DECIMALS } from "../domain/units.ts";
 

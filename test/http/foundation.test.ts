@@ -206,7 +206,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       expect(res.body.next_cursor).toBeNull();
       expect(res.body.data.length).toBe(2);
       for (const k of res.body.data) {
-        expect(Object.keys(k).sort()).toEqual(["agent_id", "created_at", "hint", "id", "name"]);
+        expect(Object.keys(k).sort()).toEqual(["agent_id", "created_at", "hint", "id", "last_used_at", "name"]);
         expect(k.hint).toHaveLength(4);
       }
       const row = res.body.data.find((k: any) => k.id === issued.id);

@@ -15,11 +15,11 @@ import {
 } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
-import { agents, credentials, orders } from "../../db/schema.ts";
+import { agents, credentials, events, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
 
 /** Statuses whose whole notional counts; others count what filled (see countedNotional in the actor). */
-const COUNTED = sql`case when ${orders.status} in ('pending_approval','awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
+export const COUNTED = sql`case when ${orders.status} in ('pending_approval','awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
 
 export type AgentLimits = Limits & ActorLimits;
 
@@ -27,6 +27,8 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock = systemClock,
+    /** Called after events were committed (the event log's wake-up). */
+    private readonly onEvents: () => void = () => {},
   ) {}
 
   async load(agentId: string, now = this.clock.now()): Promise<AgentSnapshot<AgentLimits> | null> {
@@ -115,11 +117,35 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
     await this.db.update(agents).set({ limits: { ...limits }, updatedAt: new Date(this.clock.now()) }).where(eq(agents.id, agentId));
   }
 
+  /** Saves the breaker; a trip or a reset (state or reason changed) is a `breaker` event in the same transaction. */
   async saveBreaker(agentId: string, breaker: BreakerState, venueErrorStreak: number): Promise<void> {
-    await this.db
-      .update(agents)
-      .set({ breakerState: breaker.state, breakerReason: breaker.reason, breakerSince: breaker.since, venueErrorStreak, updatedAt: new Date(this.clock.now()) })
-      .where(eq(agents.id, agentId));
+    const now = new Date(this.clock.now());
+    const changed = await this.db.transaction(async (tx) => {
+      const [before] = await tx
+        .select({ orgId: agents.orgId, state: agents.breakerState, reason: agents.breakerReason })
+        .from(agents)
+        .where(eq(agents.id, agentId))
+        .for("update");
+      await tx
+        .update(agents)
+        .set({ breakerState: breaker.state, breakerReason: breaker.reason, breakerSince: breaker.since, venueErrorStreak, updatedAt: now })
+        .where(eq(agents.id, agentId));
+      if (!before || (before.state === breaker.state && before.reason === breaker.reason)) return false;
+      await tx.insert(events).values({
+        orgId: before.orgId,
+        agentId,
+        type: "breaker",
+        data: {
+          state: breaker.state,
+          reason: breaker.reason,
+          since: breaker.since?.toISOString() ?? null,
+          previous: { state: before.state, reason: before.reason },
+        },
+        createdAt: now,
+      });
+      return true;
+    });
+    if (changed) this.onEvents();
   }
 
   async saveHeartbeat(agentId: string, heartbeat: HeartbeatState | null): Promise<void> {

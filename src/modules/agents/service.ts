@@ -24,10 +24,10 @@ export class AgentService {
 
   constructor(
     private readonly db: Db,
-    opts: { idleMs: number; defaultLimits?: AgentLimits; onActors?: (n: number) => void; clock?: Clock; mailboxCapacity?: number },
+    opts: { idleMs: number; defaultLimits?: AgentLimits; onActors?: (n: number) => void; clock?: Clock; mailboxCapacity?: number; onEvents?: () => void },
   ) {
     this.clock = opts.clock ?? systemClock;
-    this.store = new DbAgentStore(db, this.clock);
+    this.store = new DbAgentStore(db, this.clock, opts.onEvents);
     this.registry = new ActorRegistry<Actor>({
       idleMs: opts.idleMs,
       clock: this.clock,
@@ -168,7 +168,7 @@ export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
 const ZERO_ADDRESS = `0x${"0".repeat(40)}`;
 
 /**
- * CONTRACT section 4: the zero address is never accepted; signature type 3 (deposit wallet) needs
+ * docs/api.md#agents: the zero address is never accepted; signature type 3 (deposit wallet) needs
  * `owner_address` (the EOA that signs) and has the wallet as both maker and signer; the other
  * types refuse `owner_address`. Addresses arrive lowercased.
  */

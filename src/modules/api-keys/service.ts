@@ -13,6 +13,8 @@ export interface ApiKeyView {
   agent_id: string | null;
   hint: string;
   created_at: string;
+  /** When the key last authenticated a request (recorded at most once a minute), or null. */
+  last_used_at: string | null;
 }
 
 export interface AuthenticatedKey {
@@ -22,10 +24,14 @@ export interface AuthenticatedKey {
 }
 
 const CACHE_TTL_MS = 30_000;
+/** A key's last use is written at most this often, off the request's path. */
+const TOUCH_EVERY_MS = 60_000;
 
 export class ApiKeyService {
   /** key hash → lookup result, so the hot path does not query the database per request. */
   private readonly cache = new Map<string, { at: number; key: AuthenticatedKey | null }>();
+  /** key id → when its last use was last written. */
+  private readonly touched = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -68,7 +74,14 @@ export class ApiKeyService {
     const page = rows.slice(0, opts.limit);
     const last = page[page.length - 1];
     return {
-      data: page.map((r) => ({ id: r.id, name: r.name, agent_id: r.agentId, hint: r.hint, created_at: r.createdAt.toISOString() })),
+      data: page.map((r) => ({
+        id: r.id,
+        name: r.name,
+        agent_id: r.agentId,
+        hint: r.hint,
+        created_at: r.createdAt.toISOString(),
+        last_used_at: r.lastUsedAt?.toISOString() ?? null,
+      })),
       next_cursor: rows.length > opts.limit && last ? encodeCursor(last.createdAt, last.id) : null,
     };
   }
@@ -88,7 +101,10 @@ export class ApiKeyService {
     const hash = hashApiKey(key);
     const now = this.clock.now();
     const hit = this.cache.get(hash);
-    if (hit && now - hit.at < CACHE_TTL_MS) return hit.key;
+    if (hit && now - hit.at < CACHE_TTL_MS) {
+      if (hit.key) this.touch(hit.key.keyId, now);
+      return hit.key;
+    }
     const [row] = await this.db
       .select({ id: apiKeys.id, orgId: apiKeys.orgId, agentId: apiKeys.agentId })
       .from(apiKeys)
@@ -96,7 +112,27 @@ export class ApiKeyService {
     const found = row ? { keyId: row.id, orgId: row.orgId, agentId: row.agentId } : null;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(hash, { at: now, key: found });
+    if (found) this.touch(found.keyId, now);
     return found;
+  }
+
+  /**
+   * Records the key's last use, at most once a minute per key and without holding up the request:
+   * the write is not awaited, and a failed one is only retried on a later use.
+   */
+  private touch(keyId: string, now: number): void {
+    const last = this.touched.get(keyId);
+    if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
+    if (this.touched.size > 10_000) this.touched.clear();
+    this.touched.set(keyId, now);
+    this.db
+      .update(apiKeys)
+      .set({ lastUsedAt: new Date(now) })
+      .where(eq(apiKeys.id, keyId))
+      .then(
+        () => undefined,
+        () => this.touched.delete(keyId),
+      );
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Order intents (CONTRACT 5): turns the request into an intent message for the agent's actor, and
+ * Order intents (docs/api.md#risk-checks): turns the request into an intent message for the agent's actor, and
  * the actor's answer into the HTTP answer. The checks, the reservation, the order and its
  * placement all happen in the actor (actors/agent-actor.ts).
  */

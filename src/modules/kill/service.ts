@@ -9,7 +9,7 @@ import type { Clock } from "../../domain/clock.ts";
 import { newId } from "../../domain/ids.ts";
 import type { VenueCredentials } from "../../domain/venue-credentials.ts";
 import type { Db } from "../../db/database.ts";
-import { kills } from "../../db/schema.ts";
+import { events, kills } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
@@ -26,6 +26,8 @@ export class KillService {
       logger: Logger;
       deadlineMs: number;
       concurrency: number;
+      /** Called after events were committed (the event log's wake-up). */
+      onEvents?: () => void;
     },
   ) {}
 
@@ -74,19 +76,36 @@ export class KillService {
     void opened;
     const result = await running;
     const completedAt = clock.now();
+    const answer = {
+      kill_id: killId,
+      agent_id: agentId,
+      started_at: new Date(startedAt).toISOString(),
+      completed_at: new Date(completedAt).toISOString(),
+      duration_ms: completedAt - startedAt,
+      cancelled: result.cancelled,
+      filled: result.filled,
+      failed: result.failed,
+      credentials_deleted: result.credentialsDeleted,
+      agent: toAgentModel(actor.view()),
+    };
     try {
-      await this.deps.db.insert(kills).values({
-        id: killId,
-        orgId: caller.orgId,
-        agentId,
-        reason,
-        startedAt: new Date(startedAt),
-        completedAt: new Date(completedAt),
-        cancelled: result.cancelled,
-        filled: result.filled,
-        failed: result.failed,
-        credentialsDeleted: result.credentialsDeleted,
+      // The kill record and its `kill` event (the answer) in one transaction.
+      await this.deps.db.transaction(async (tx) => {
+        await tx.insert(kills).values({
+          id: killId,
+          orgId: caller.orgId,
+          agentId,
+          reason,
+          startedAt: new Date(startedAt),
+          completedAt: new Date(completedAt),
+          cancelled: result.cancelled,
+          filled: result.filled,
+          failed: result.failed,
+          credentialsDeleted: result.credentialsDeleted,
+        });
+        await tx.insert(events).values({ orgId: caller.orgId, agentId, type: "kill", data: { ...answer, reason }, createdAt: new Date(completedAt) });
       });
+      this.deps.onEvents?.();
     } catch (error) {
       // The kill has happened: a failed audit row must not turn its answer into an error.
       logger.error("kill: the kill record was not stored", { kill_id: killId, agent_id: agentId, error });
@@ -104,17 +123,6 @@ export class KillService {
       credentials_deleted: result.credentialsDeleted,
       ms: completedAt - startedAt,
     });
-    return {
-      kill_id: killId,
-      agent_id: agentId,
-      started_at: new Date(startedAt).toISOString(),
-      completed_at: new Date(completedAt).toISOString(),
-      duration_ms: completedAt - startedAt,
-      cancelled: result.cancelled,
-      filled: result.filled,
-      failed: result.failed,
-      credentials_deleted: result.credentialsDeleted,
-      agent: toAgentModel(actor.view()),
-    };
+    return answer;
   }
 }

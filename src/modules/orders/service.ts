@@ -1,5 +1,5 @@
 /**
- * Orders after approval (CONTRACT 7, 12): submit-signed, read, list, cancel one; and the sweeps
+ * Orders after approval (docs/api.md#submit-signed): submit-signed, read, list, cancel one; and the sweeps
  * that expire unsigned orders and reconcile unsettled ones. Every status change is a message to
  * the order's agent actor; this module reads, checks visibility and translates answers.
  */

@@ -20,6 +20,8 @@ export function createPayments(deps: {
   logger: Logger;
   /** The limits a paying wallet's new agent gets (default: the service defaults). */
   defaultLimits?: Record<string, unknown>;
+  /** Whether a request replays a completed one (its used payment is then let through to the replay). */
+  replays?: { hasStoredAnswer(request: Request): Promise<boolean> };
   /** The facilitator to use instead of the configured one (tests). */
   facilitator?: PaymentFacilitator;
 }): PaymentService {
@@ -38,5 +40,6 @@ export function createPayments(deps: {
     orders: deps.orders,
     defaultLimits: { ...(deps.defaultLimits ?? DEFAULT_LIMITS) },
     logger: deps.logger,
+    replays: deps.replays,
   });
 }

@@ -1,11 +1,12 @@
 /**
- * The x402 flow (issue 13, CONTRACT section 10) behind the routes an agent calls:
+ * The x402 flow (issue 13, docs/x402.md) behind the routes an agent calls:
  *
  * 1. A request to a payable route without X-API-Key and without a payment → 402 with PAYMENT-REQUIRED.
  * 2. With PAYMENT-SIGNATURE (version 2) or X-PAYMENT (version 1): decoded and validated with
  *    @x402/core, matched against our one payment option, its nonce checked against every payment
  *    ever recorded, and verified by the facilitator. Then the wallet's rate limit applies, and the
- *    nonce is reserved durably (a unique row) before the handler runs. The payer's agent is found
+ *    nonce is reserved durably (a unique row) before the handler runs. A used nonce is refused (402),
+ *    except on a replay of the request it paid for (same header and Idempotency-Key): replayCaller. The payer's agent is found
  *    or created (payload mode, the service's default limits) and becomes the request's caller.
  * 3. After the handler (finish): an answer below 500 is settled and carries PAYMENT-RESPONSE. When
  *    settlement fails, what the request created is undone (an unsigned order and its decision are
@@ -19,6 +20,7 @@ import { Value } from "@sinclair/typebox/value";
 import { getAddress, isAddressEqual } from "viem";
 import { InvalidRequestError, RateLimitedError } from "../../errors/errors.ts";
 import type { Caller } from "../../http/caller.ts";
+import { requestMeta } from "../../http/request-meta.ts";
 import { newId } from "../../domain/ids.ts";
 import { unitsToNumber } from "../../domain/units.ts";
 import type { Logger } from "../../observability/logger.ts";
@@ -85,6 +87,8 @@ export class PaymentService implements PaymentHook {
       orders: OrderService;
       defaultLimits: Record<string, unknown>;
       logger: Logger;
+      /** Whether a request is a replay of a completed one under its Idempotency-Key (src/http/idempotency.ts). */
+      replays?: { hasStoredAnswer(request: Request): Promise<boolean> };
     },
   ) {}
 
@@ -163,7 +167,12 @@ export class PaymentService implements PaymentHook {
     const auth = (inner as Eip3009Payload).authorization;
     const payer = getAddress(auth.from);
     const nonceKey = { network: terms.network, asset: terms.asset.toLowerCase(), payer: payer.toLowerCase(), nonce: auth.nonce.toLowerCase() };
-    if (await this.deps.store.nonceSeen(nonceKey)) throw refused(NONCE_USED, "this authorization's nonce was already used");
+    if (await this.deps.store.nonceSeen(nonceKey)) {
+      const used = refused(NONCE_USED, "this authorization's nonce was already used");
+      const replaying = await this.replayCaller(request, nonceKey.payer, used);
+      if (replaying) return replaying;
+      throw used;
+    }
 
     let verdict;
     try {
@@ -224,6 +233,24 @@ export class PaymentService implements PaymentHook {
       done: false,
     });
     return caller;
+  }
+
+  /**
+   * A used payment is taken once more only to replay the stored answer of the request it paid for
+   * (same payment header, Idempotency-Key and request; the record is scoped to that exact header):
+   * no session, so nothing is verified, settled or charged again. The wallet's rate limit applies,
+   * as to an API key's replay. The idempotency plugin then answers from the record, or refuses with
+   * `used` when there is none left to replay (RequestMeta.replayOnly), so the request never runs.
+   */
+  private async replayCaller(request: Request, payer: string, used: PaymentProblem): Promise<Caller | null> {
+    const meta = requestMeta(request);
+    if (!meta || !this.deps.replays || !(await this.deps.replays.hasStoredAnswer(request))) return null;
+    const wallet = await this.deps.store.walletOf(payer);
+    if (!wallet) return null;
+    const wait = this.deps.rateLimiter.take(`x402:${payer}`);
+    if (wait > 0) throw new RateLimitedError(wait);
+    meta.replayOnly = used;
+    return { kind: "x402", orgId: wallet.orgId, payer, agentId: wallet.agentId };
   }
 
   hasSession(request: Request): boolean {

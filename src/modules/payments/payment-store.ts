@@ -38,6 +38,12 @@ export class PaymentStore {
     return inserted.length === 1;
   }
 
+  /** The wallet's agent when it has one (read only). */
+  async walletOf(payer: string): Promise<{ orgId: string; agentId: string } | null> {
+    const [row] = await this.db.select({ orgId: x402Wallets.orgId, agentId: x402Wallets.agentId }).from(x402Wallets).where(eq(x402Wallets.payer, payer));
+    return row ?? null;
+  }
+
   /**
    * The wallet's agent, created on its first paid request (payload mode, the given limits), and
    * the payment attached to it in the same transaction: a concurrent removal of a just-created

@@ -1,5 +1,5 @@
 /**
- * What a paid request costs (CONTRACT section 10): one x402 `exact` payment option in USDC on the
+ * What a paid request costs (docs/x402.md): one x402 `exact` payment option in USDC on the
  * configured network, for version 2 (PAYMENT-REQUIRED) and, for version 1 clients (X-PAYMENT), the
  * same option in version 1's shape. The USDC contract and its EIP-712 domain name and version come
  * from @x402/evm's table of default assets (the name differs: "USD Coin" on Base, "USDC" on Base Sepolia).

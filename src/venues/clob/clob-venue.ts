@@ -107,7 +107,7 @@ export interface PostOrderBodyInput {
 /**
  * One order of a POST /order or POST /orders body, as the official client builds it
  * (clob-client-v2 orderToJsonV2, then JSON.stringify): callers who sign L2 headers for the service
- * (CONTRACT 7 venue_auth) compute their POLY_SIGNATURE over the resulting string, byte for byte:
+ * (docs/api.md#submit-signed venue_auth) compute their POLY_SIGNATURE over the resulting string, byte for byte:
  *
  *   {"deferExec":false,"postOnly":false,"order":{"salt":<salt as a JSON integer>,"maker":"<maker>",
  *   "signer":"<signer>","tokenId":"<tokenId>","makerAmount":"<makerAmount>","takerAmount":"<takerAmount>",

@@ -1,5 +1,5 @@
 /**
- * The venue simulator (CONTRACT 11.3): a real HTTP server standing in for Polymarket's CLOB V2 for the
+ * The venue simulator (docs/architecture.md#venues): a real HTTP server standing in for Polymarket's CLOB V2 for the
  * calls a trading client makes, with the request and answer shapes of the official
  * `@polymarket/clob-client-v2`, and matching done by the paper venue's engine.
  *

@@ -1,0 +1,141 @@
+/** CONTRACT 14 / issue 12: the event log and GET /v1/events (Server-Sent Events). */
+import { beforeAll, expect, test } from "bun:test";
+import { asc, eq } from "drizzle-orm";
+import { events } from "../../src/db/schema.ts";
+import { createTestApp, type TestApp } from "../support/app.ts";
+import { describeEachDatabase } from "../support/databases.ts";
+import { approved, expectProblem, newTrader, postIntent } from "../support/payload.ts";
+
+type Frame = { id?: string; event?: string; data?: any; comment?: string };
+
+/** An SSE client over app.handle: parses frames as they arrive; `close()` disconnects. */
+async function connect(t: TestApp, key: string, query: string, headers: Record<string, string> = {}) {
+  const res = await t.app.handle(new Request(`http://localhost/v1/events${query}`, { headers: { "x-api-key": key, ...headers } }));
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const frames: Frame[] = [];
+  let buffer = "";
+  let closed = false;
+  const pump = (async () => {
+    for (;;) {
+      const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let cut: number;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const f: Frame = {};
+        for (const line of block.split("\n")) {
+          if (line.startsWith(":")) f.comment = line.slice(1).trim();
+          else if (line.startsWith("id: ")) f.id = line.slice(4);
+          else if (line.startsWith("event: ")) f.event = line.slice(7);
+          else if (line.startsWith("data: ")) f.data = JSON.parse(line.slice(6));
+        }
+        frames.push(f);
+      }
+    }
+  })();
+  return {
+    frames,
+    events: () => frames.filter((f) => f.id !== undefined),
+    async until(pred: (events: Frame[]) => boolean, what: string, ms = 5000) {
+      const end = Date.now() + ms;
+      while (!pred(frames.filter((f) => f.id !== undefined))) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(frames)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await reader.cancel();
+      await pump;
+    },
+  };
+}
+
+describeEachDatabase("event stream", (_kind, database) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(await database(), { config: { eventsKeepaliveMs: 100 } });
+  });
+
+  test("a client that disconnects mid-flow and reconnects with Last-Event-ID sees every event exactly once", async () => {
+    const tr = await newTrader(t);
+    const agentId = tr.agent.id;
+    const first = await connect(t, tr.key, `?agent_id=${agentId}`);
+    const order = await approved(t, tr, { size_usdc: 5 });
+    await first.until((e) => e.some((f) => f.data.data.order?.id === order.order_id), "the new order's event");
+    const seenFirst = first.events();
+    await first.close();
+
+    // While disconnected: a cancel, a risk rejection, a manual trip, a kill (and its trip), a resume.
+    expect((await t.call("DELETE", `/v1/orders/${order.order_id}`, { key: tr.key })).status).toBe(200);
+    expectProblem(await postIntent(t, tr, { size_usdc: 500 }), 422, "risk_rejected");
+    expect((await t.call("POST", `/v1/agents/${agentId}/breaker`, { key: tr.key })).status).toBe(200);
+    const kill = await t.call("POST", `/v1/agents/${agentId}/kill`, { key: tr.key });
+    expect(kill.status).toBe(200);
+    expect((await t.call("POST", `/v1/agents/${agentId}/resume`, { key: tr.key })).status).toBe(200);
+
+    const lastSeen = seenFirst.at(-1)!.id!;
+    const second = await connect(t, tr.key, `?agent_id=${agentId}`, { "last-event-id": lastSeen });
+    // And one more after the reconnection: followed live, not only replayed.
+    const later = await approved(t, tr, { size_usdc: 6 });
+    await second.until((e) => e.some((f) => f.data.data.order?.id === later.order_id), "the later order's event");
+    await second.close();
+
+    const ids = [...seenFirst, ...second.events()].map((f) => Number(f.id));
+    expect(new Set(ids).size).toBe(ids.length); // exactly once
+    expect(ids).toEqual([...ids].sort((a, b) => a - b)); // in order
+    const stored = await (await database()).db.select().from(events).where(eq(events.agentId, agentId)).orderBy(asc(events.id));
+    expect(ids).toEqual(stored.map((e) => e.id)); // every stored event, none missing
+
+    const all = [...seenFirst, ...second.events()];
+    for (const f of all) {
+      expect(f.event).toBe(f.data.type);
+      expect(String(f.data.id)).toBe(f.id!);
+      expect(f.data.agent_id).toBe(agentId);
+    }
+    const types = all.map((f) => f.event);
+    expect(types).toEqual(expect.arrayContaining(["order", "risk_rejected", "breaker", "kill"]));
+    const orderStatuses = all.filter((f) => f.event === "order" && f.data.data.order.id === order.order_id).map((f) => f.data.data.order.status);
+    expect(orderStatuses).toEqual(["awaiting_signature", "cancelled"]);
+    const rejection = all.find((f) => f.event === "risk_rejected")!;
+    expect(rejection.data.data.failures.map((x: any) => x.code)).toContain("order_too_large");
+    const breakers = all.filter((f) => f.event === "breaker").map((f) => [f.data.data.state, f.data.data.reason]);
+    expect(breakers).toEqual([
+      ["tripped", "manual"],
+      ["tripped", "kill"],
+      ["closed", null],
+    ]);
+    const killEvent = all.find((f) => f.event === "kill")!;
+    expect(killEvent.data.data).toMatchObject({ kill_id: kill.body.kill_id, agent_id: agentId, cancelled: kill.body.cancelled, failed: kill.body.failed });
+  });
+
+  test("?after= replays from the table; another organization's agent is 404; idle streams get keepalives", async () => {
+    const tr = await newTrader(t);
+    const a = await approved(t, tr);
+    const b = await approved(t, tr, { size_usdc: 7 });
+    const stored = await (await database()).db.select().from(events).where(eq(events.agentId, tr.agent.id)).orderBy(asc(events.id));
+    expect(stored.map((e) => (e.data as any).order.id)).toEqual([a.order_id, b.order_id]);
+    const replay = await connect(t, tr.key, `?agent_id=${tr.agent.id}&after=${stored[0].id}`);
+    await replay.until((e) => e.length >= 1, "the replayed event");
+    await replay.until(() => replay.frames.some((f) => f.comment === "keepalive"), "a keepalive", 3000);
+    expect(replay.events().map((f) => f.data.data.order.id)).toEqual([b.order_id]);
+    await replay.close();
+
+    const other = await newTrader(t);
+    expectProblem(await t.call("GET", `/v1/events?agent_id=${tr.agent.id}`, { key: other.key }), 404, "not_found");
+    expectProblem(await t.call("GET", `/v1/events?agent_id=${tr.agent.id}`), 401, "unauthenticated");
+    // Without agent_id: the caller's organization only.
+    const orgWide = await connect(t, other.key, "?after=0");
+    await approved(t, other);
+    await orgWide.until((e) => e.length >= 1, "the other organization's own event");
+    await new Promise((r) => setTimeout(r, 50));
+    expect(orgWide.events().every((f) => f.data.agent_id === other.agent.id)).toBe(true);
+    await orgWide.close();
+  });
+});
