@@ -11,6 +11,7 @@ import type { Evictable } from "./registry.ts";
 import { type OrderAmounts, orderAmounts } from "../src/domain/amounts.ts";
 import { type Clock, systemClock } from "../src/domain/clock.ts";
 import { newId } from "../src/domain/ids.ts";
+import { toUnits, USDC_DECIMALS } from "../src/domain/units.ts";
 import type { Market, OrderBook } from "../src/domain/market.ts";
 import { ACTIVE_STATUS_LIST, ACTIVE_STATUSES, type BreakerReason, HALT_REASONS, type OrderStatus } from "../src/domain/order-status.ts";
 import type { VenueCredentials } from "../src/domain/venue-credentials.ts";
@@ -632,7 +633,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       },
       evaluate,
       fingerprint,
-      hold: (limits) => limits.approval_threshold_usdc !== null && limits.approval_threshold_usdc !== undefined && msg.sizeUsdc > limits.approval_threshold_usdc,
+      hold: (limits) => aboveThreshold(msg.sizeUnits, limits.approval_threshold_usdc),
       persist: (order: TrackedOrder, timestampMs: number) => {
         const b = buildOrder({
           profile,
@@ -1310,6 +1311,12 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     const exp = exposureOf(o);
     this.exposure.set(o.conditionId, (this.exposure.get(o.conditionId) ?? 0n) + sign * exp);
   }
+}
+
+/** Whether an intent's size (exact 6-decimal units) is strictly above approval_threshold_usdc; null or absent: never. */
+export function aboveThreshold(sizeUnits: bigint, threshold: number | null | undefined): boolean {
+  if (threshold === null || threshold === undefined) return false;
+  return sizeUnits > toUnits(threshold, USDC_DECIMALS, "floor");
 }
 
 /** Notional an order counts against the daily volume: all of it while reserved, open, filled or unresolved; else what filled. */
