@@ -123,6 +123,8 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   private heartbeatKill = false;
   /** Approved intents, oldest first, kept for the rate and duplicate guards. */
   private approvals: RecentApproval[];
+  /** The latest approval time of each remembered intent (market, side, size, price). */
+  private readonly lastApproval = new Map<string, number>();
   /** Times of intents refused by a runaway guard in the last minute. */
   private runawayRefusals: number[] = [];
 
@@ -146,6 +148,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     this.lastTimestampMs = snapshot.lastOrderTimestampMs;
     this.heartbeat = snapshot.heartbeat ?? null;
     this.approvals = [...(snapshot.recentApprovals ?? [])].sort((a, b) => a.at - b.at);
+    for (const a of this.approvals) this.lastApproval.set(a.fingerprint, a.at);
   }
 
   get id(): string {
@@ -252,7 +255,10 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
         order.signatureDeadline = null;
         order.approvalDeadline = new Date(now + (this.ports?.config.approvalTtlS ?? 3600) * 1000);
       }
-      if (req.fingerprint !== undefined) this.approvals.push({ at: now, fingerprint: req.fingerprint });
+      if (req.fingerprint !== undefined) {
+        this.approvals.push({ at: now, fingerprint: req.fingerprint });
+        this.lastApproval.set(req.fingerprint, now);
+      }
       this.track(order);
       const timestampMs = Math.max(now, this.lastTimestampMs + 1);
       this.lastTimestampMs = timestampMs;
@@ -348,13 +354,20 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     };
     if (fingerprint === undefined) return state;
     this.pruneApprovals(now);
-    let approvedLastMinute = 0;
-    let last: number | null = null;
-    for (const a of this.approvals) {
-      if (a.at > now - MINUTE_MS && a.at <= now) approvedLastMinute++;
-      if (a.fingerprint === fingerprint && a.at <= now) last = a.at;
+    // Approvals are appended in time order: the ones of the last minute are a suffix (binary search).
+    let lo = 0;
+    let hi = this.approvals.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.approvals[mid].at <= now - MINUTE_MS) lo = mid + 1;
+      else hi = mid;
     }
-    state.runaway = { approved_last_minute: approvedLastMinute, open_orders: this.active.size, duplicate_age_ms: last === null ? null : now - last };
+    const last = this.lastApproval.get(fingerprint);
+    state.runaway = {
+      approved_last_minute: this.approvals.length - lo,
+      open_orders: this.active.size,
+      duplicate_age_ms: last === undefined ? null : Math.max(0, now - last),
+    };
     return state;
   }
 
@@ -362,7 +375,10 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   private pruneApprovals(now: number): void {
     const keepMs = Math.max(MINUTE_MS, (this.limits.duplicate_window_s ?? 0) * 1000);
     let drop = 0;
-    while (drop < this.approvals.length && this.approvals[drop].at <= now - keepMs) drop++;
+    while (drop < this.approvals.length && this.approvals[drop].at <= now - keepMs) {
+      const a = this.approvals[drop++];
+      if (this.lastApproval.get(a.fingerprint) === a.at) this.lastApproval.delete(a.fingerprint);
+    }
     if (drop) this.approvals.splice(0, drop);
   }
 
