@@ -11,16 +11,18 @@ import type { Evictable } from "./registry.ts";
 import { type OrderAmounts, orderAmounts } from "../src/domain/amounts.ts";
 import { type Clock, systemClock } from "../src/domain/clock.ts";
 import { newId } from "../src/domain/ids.ts";
+import { toUnits, USDC_DECIMALS } from "../src/domain/units.ts";
 import type { Market, OrderBook } from "../src/domain/market.ts";
-import { ACTIVE_STATUS_LIST, ACTIVE_STATUSES, type BreakerReason, type OrderStatus } from "../src/domain/order-status.ts";
+import { ACTIVE_STATUS_LIST, ACTIVE_STATUSES, type BreakerReason, HALT_REASONS, type OrderStatus } from "../src/domain/order-status.ts";
 import type { VenueCredentials } from "../src/domain/venue-credentials.ts";
 import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
 import { verifySignedOrder } from "../src/eip712/verify-signed-order.ts";
+import { RUNAWAY_CODES } from "../src/risk/checks/breaker.ts";
 import { evaluateRisk } from "../src/risk/evaluate-risk.ts";
 import type { Limits } from "../src/risk/limits.ts";
 import type { RiskResult, RiskState } from "../src/risk/types.ts";
 import { type BuiltOrder, buildOrder } from "./build-order.ts";
-import type { IntentAnswer, IntentMessage, Placed, ReconcileResult, SubmitSignedMessage } from "./messages.ts";
+import type { DecisionMessage, IntentAnswer, IntentMessage, Placed, ReconcileResult, Refusal, SubmitSignedMessage } from "./messages.ts";
 import type {
   ActorLimits,
   AgentProfile,
@@ -29,11 +31,13 @@ import type {
   BreakerState,
   CredentialsInfo,
   CancelOutcome,
+  HeartbeatState,
   KillOutcome,
   KillPorts,
   OrderPorts,
   StatusPatch,
   StoredOrder,
+  RecentApproval,
   TrackedOrder,
   VenueCancelResult,
   VenueOrderView,
@@ -49,6 +53,7 @@ export interface AgentView<L> {
   day: string;
   openOrders: number;
   credentials: CredentialsInfo | null;
+  heartbeat: HeartbeatState | null;
 }
 
 export interface ReserveRequest<V extends { approved: boolean }> {
@@ -56,6 +61,10 @@ export interface ReserveRequest<V extends { approved: boolean }> {
   order: Omit<TrackedOrder, "tradingDay" | "filledUnits">;
   /** Pure risk evaluation over the actor's state at this instant. */
   evaluate: (state: RiskState) => V;
+  /** What the duplicate guard compares (market, side, size, price); absent: no runaway guards. */
+  fingerprint?: string;
+  /** Whether the approved order waits for a person (above approval_threshold_usdc), decided with the limits in force. */
+  hold?: (limits: ActorLimits) => boolean;
   /** Starts the durable write of the approved order; not awaited inside the mailbox. */
   persist: (order: TrackedOrder, timestampMs: number) => Promise<void>;
 }
@@ -84,6 +93,12 @@ export interface KillResult {
 }
 
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const MINUTE_MS = 60_000;
+/** Statuses an order is cancelled in locally (it has not reached the venue). */
+const LOCAL_STATUSES: ReadonlySet<OrderStatus> = new Set(["awaiting_signature", "pending_approval"]);
+
+/** What a heartbeat beat found. */
+export type BeatResult<L> = { kind: "ok"; view: AgentView<L> } | { kind: "off" } | { kind: "missed"; deadlineAt: Date; claimed: boolean };
 
 export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrder> implements Evictable {
   private readonly mailbox: Mailbox;
@@ -103,6 +118,15 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   private killChain: Promise<unknown> = Promise.resolve();
   /** Kills running or queued: the actor is never evicted under one. */
   private killsRunning = 0;
+  private heartbeat: HeartbeatState | null;
+  /** A kill for a missed heartbeat has been claimed and not finished: no second one is started. */
+  private heartbeatKill = false;
+  /** Approved intents, oldest first, kept for the rate and duplicate guards. */
+  private approvals: RecentApproval[];
+  /** The latest approval time of each remembered intent (market, side, size, price). */
+  private readonly lastApproval = new Map<string, number>();
+  /** Times of intents refused by a runaway guard in the last minute. */
+  private runawayRefusals: number[] = [];
 
   constructor(
     snapshot: AgentSnapshot<L>,
@@ -122,6 +146,9 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     for (const [day, units] of Object.entries(snapshot.dailyUsedUnits)) this.daily.set(day, units);
     for (const [cond, units] of Object.entries(snapshot.exposureUnits)) this.exposure.set(cond, units);
     this.lastTimestampMs = snapshot.lastOrderTimestampMs;
+    this.heartbeat = snapshot.heartbeat ?? null;
+    this.approvals = [...(snapshot.recentApprovals ?? [])].sort((a, b) => a.at - b.at);
+    for (const a of this.approvals) this.lastApproval.set(a.fingerprint, a.at);
   }
 
   get id(): string {
@@ -141,6 +168,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       day,
       openOrders: this.active.size,
       credentials: this.credentials,
+      heartbeat: this.heartbeat ? { ...this.heartbeat } : null,
     };
   }
 
@@ -167,7 +195,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       // A kill halt is the strongest: tripping it again by hand must not turn it into a
       // manual trip (which would let credentials in before a resume).
       const current = this.currentBreaker(now);
-      if (current.state === "tripped" && current.reason === "kill" && reason !== "kill") return this.view();
+      if (current.state === "tripped" && current.reason && HALT_REASONS.has(current.reason) && !HALT_REASONS.has(reason)) return this.view();
       this.breaker = { state: "tripped", reason, since: new Date(now) };
       await this.store.saveBreaker(this.profile.id, this.breaker, this.venueErrorStreak);
       return this.view();
@@ -179,6 +207,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     return this.mailbox.send(async () => {
       this.breaker = { state: "closed", reason: null, since: new Date(this.clock.now()) };
       this.venueErrorStreak = 0;
+      this.runawayRefusals = [];
       await this.store.saveBreaker(this.profile.id, this.breaker, 0);
       return this.view();
     });
@@ -187,7 +216,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   /** Stores sealed credentials and moves to delegated mode; refused while halted by a kill. */
   setCredentials(sealed: Uint8Array, info: CredentialsInfo): Promise<{ ok: true; view: AgentView<L> } | { ok: false }> {
     return this.mailbox.send(async () => {
-      if (this.breaker.state === "tripped" && this.breaker.reason === "kill") return { ok: false as const };
+      if (this.breaker.state === "tripped" && this.breaker.reason && HALT_REASONS.has(this.breaker.reason)) return { ok: false as const };
       await this.store.saveCredentials(this.profile.id, sealed, info);
       this.credentials = info;
       this.profile = { ...this.profile, mode: "delegated" };
@@ -211,12 +240,25 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * its notional at once, so concurrent intents can never overshoot together.
    */
   reserve<V extends { approved: boolean }>(req: ReserveRequest<V>): Promise<ReserveResult<V>> {
-    return this.mailbox.send(() => {
+    return this.mailbox.send(async () => {
       const now = this.clock.now();
       const day = utcDay(now);
-      const verdict = req.evaluate(this.riskState(now, req.order.conditionId));
-      if (!verdict.approved) return { verdict, approved: false as const };
+      const verdict = req.evaluate(this.riskState(now, req.order.conditionId, req.fingerprint));
+      if (!verdict.approved) {
+        if (req.fingerprint !== undefined) await this.countRunawayRefusal(now, verdict);
+        return { verdict, approved: false as const };
+      }
       const order: TrackedOrder = { ...req.order, tradingDay: day, filledUnits: 0n };
+      if (req.hold?.(this.limits)) {
+        // Above approval_threshold_usdc: reserved now, sent on nothing until a person approves.
+        order.status = "pending_approval";
+        order.signatureDeadline = null;
+        order.approvalDeadline = new Date(now + (this.ports?.config.approvalTtlS ?? 3600) * 1000);
+      }
+      if (req.fingerprint !== undefined) {
+        this.approvals.push({ at: now, fingerprint: req.fingerprint });
+        this.lastApproval.set(req.fingerprint, now);
+      }
       this.track(order);
       const timestampMs = Math.max(now, this.lastTimestampMs + 1);
       this.lastTimestampMs = timestampMs;
@@ -299,17 +341,63 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   }
 
   /** Runs the risk evaluation against the current state without reserving anything (dry run). */
-  evaluateOnly<V>(conditionId: string, evaluate: (state: RiskState) => V): Promise<V> {
-    return this.mailbox.send(() => evaluate(this.riskState(this.clock.now(), conditionId)));
+  evaluateOnly<V>(conditionId: string, evaluate: (state: RiskState) => V, fingerprint?: string): Promise<V> {
+    return this.mailbox.send(() => evaluate(this.riskState(this.clock.now(), conditionId, fingerprint)));
   }
 
-  private riskState(now: number, conditionId: string): RiskState {
+  private riskState(now: number, conditionId: string, fingerprint?: string): RiskState {
     const breaker = this.currentBreaker(now);
-    return {
+    const state: RiskState = {
       breaker: { tripped: breaker.state === "tripped", reason: breaker.reason },
       daily_used_usdc_units: this.daily.get(utcDay(now)) ?? 0n,
       market_exposure_usdc_units: this.exposure.get(conditionId) ?? 0n,
     };
+    if (fingerprint === undefined) return state;
+    this.pruneApprovals(now);
+    // Approvals are appended in time order: the ones of the last minute are a suffix (binary search).
+    let lo = 0;
+    let hi = this.approvals.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.approvals[mid].at <= now - MINUTE_MS) lo = mid + 1;
+      else hi = mid;
+    }
+    const last = this.lastApproval.get(fingerprint);
+    state.runaway = {
+      approved_last_minute: this.approvals.length - lo,
+      open_orders: this.active.size,
+      duplicate_age_ms: last === undefined ? null : Math.max(0, now - last),
+    };
+    return state;
+  }
+
+  /** Forgets approvals older than both the last minute and the duplicate window. */
+  private pruneApprovals(now: number): void {
+    const keepMs = Math.max(MINUTE_MS, (this.limits.duplicate_window_s ?? 0) * 1000);
+    let drop = 0;
+    while (drop < this.approvals.length && this.approvals[drop].at <= now - keepMs) {
+      const a = this.approvals[drop++];
+      if (this.lastApproval.get(a.fingerprint) === a.at) this.lastApproval.delete(a.fingerprint);
+    }
+    if (drop) this.approvals.splice(0, drop);
+  }
+
+  /**
+   * Counts an intent refused by a runaway guard; `runaway_trip_count` of them within a minute trip
+   * the breaker (reason runaway), which a halt by the kill switch or a heartbeat outranks.
+   */
+  private async countRunawayRefusal(now: number, verdict: unknown): Promise<void> {
+    const failures = (verdict as { failures?: { code: string }[] }).failures ?? [];
+    if (!failures.some((f) => RUNAWAY_CODES.has(f.code))) return;
+    this.runawayRefusals = this.runawayRefusals.filter((at) => at > now - MINUTE_MS);
+    this.runawayRefusals.push(now);
+    const tripAt = this.limits.runaway_trip_count;
+    if (tripAt === undefined || this.runawayRefusals.length < tripAt) return;
+    if (this.currentBreaker(now).state === "tripped") return;
+    this.breaker = { state: "tripped", reason: "runaway", since: new Date(now) };
+    this.runawayRefusals = [];
+    await this.store.saveBreaker(this.profile.id, this.breaker, this.venueErrorStreak);
+    this.ports?.observer.warn("runaway guard tripped the breaker", { agent_id: this.profile.id, refusals_in_a_minute: tripAt });
   }
 
   /** The limits in force; read inside a mailbox message for a consistent view. */
@@ -362,18 +450,18 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * that holds some requests open cannot keep the others from being tried.
    * Once nobody waits, unanswered cancels stay in flight until the deadline.
    */
-  kill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number }): Promise<KillResult> {
+  kill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number; reason?: "kill" | "heartbeat" }): Promise<KillResult> {
     // The breaker trips synchronously, before any queued message runs.
-    this.breaker = { state: "tripped", reason: "kill", since: new Date(this.clock.now()) };
+    this.breaker = { state: "tripped", reason: opts.reason ?? "kill", since: new Date(this.clock.now()) };
     this.killsRunning++;
     const run = this.killChain.then(() => this.runKill(ports, opts)).finally(() => this.killsRunning--);
     this.killChain = run.catch(() => undefined);
     return run;
   }
 
-  private async runKill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number }): Promise<KillResult> {
+  private async runKill(ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number; reason?: "kill" | "heartbeat" }): Promise<KillResult> {
     const targets = await this.mailbox.send(async () => {
-      this.breaker = { state: "tripped", reason: "kill", since: this.breaker.since ?? new Date(this.clock.now()) };
+      this.breaker = { state: "tripped", reason: opts.reason ?? "kill", since: this.breaker.since ?? new Date(this.clock.now()) };
       await this.store.saveBreaker(this.profile.id, this.breaker, this.venueErrorStreak);
       return [...this.active.values()].map((o) => o.id);
     });
@@ -426,7 +514,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     }
     let order = this.active.get(id);
     if (!order) return null;
-    if (order.status === "awaiting_signature") return { status: "cancelled", reason: "kill switch" };
+    if (LOCAL_STATUSES.has(order.status)) return { status: "cancelled", reason: "kill switch" };
     const flight = this.inflight.get(id);
     if (flight) {
       // Placed while the kill runs: wait for the venue's answer, then cancel what it accepted.
@@ -521,8 +609,10 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       return verdict;
     };
     const conditionId = market?.condition_id ?? "";
+    // The duplicate guard's key: the same market, side, size and price (exact units and decimal text).
+    const fingerprint = `${msg.marketId}|${msg.side}|${msg.sizeUnits}|${msg.priceText}`;
     if (msg.dryRun) {
-      const verdict = await this.evaluateOnly(conditionId, evaluate);
+      const verdict = await this.evaluateOnly(conditionId, evaluate, fingerprint);
       p.observer.verdict(verdict);
       return { kind: "dry_run", verdict };
     }
@@ -558,6 +648,8 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
         signatureDeadline,
       },
       evaluate,
+      fingerprint,
+      hold: (limits) => aboveThreshold(msg.sizeUnits, limits.approval_threshold_usdc),
       persist: (order: TrackedOrder, timestampMs: number) => {
         const b = buildOrder({
           profile,
@@ -590,11 +682,18 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
             orderHash: b.hash,
             // Stored without its `types`: they are always ORDER_TYPES (see the column in schema.ts).
             typedData: { domain: b.typedData.domain, primaryType: b.typedData.primaryType, message: b.typedData.message },
-            signatureDeadline,
+            signatureDeadline: order.signatureDeadline,
+            approvalDeadline: order.approvalDeadline ?? null,
             clientOrderId: msg.clientOrderId,
             decisionId,
             tradingDay: order.tradingDay,
-            history: [{ status: order.status, at: at.toISOString(), reason: "approved by the risk engine" }],
+            history: [
+              {
+                status: order.status,
+                at: at.toISOString(),
+                reason: order.status === "pending_approval" ? "approved by the risk engine; above approval_threshold_usdc, waiting for a person" : "approved by the risk engine",
+              },
+            ],
             createdAt: at,
             updatedAt: at,
           },
@@ -622,6 +721,9 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
 
     await result.written;
     const b = built! as BuiltOrder;
+    if (result.order.status === "pending_approval") {
+      return { kind: "pending_approval", orderId, mode, decisionId, verdict: result.verdict, orderHash: b.hash, approvalDeadline: result.order.approvalDeadline! };
+    }
     if (mode === "payload") {
       return {
         kind: "payload",
@@ -818,11 +920,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
 
   private async runCancel(row: R): Promise<Placed<R>> {
     const p = this.requirePorts();
-    if (row.status === "awaiting_signature") {
+    if (LOCAL_STATUSES.has(row.status)) {
       const done = await this.mailbox.send(async () => {
         const o = this.active.get(row.id);
-        if (!o || o.status !== "awaiting_signature") return null;
-        const moved = await p.orders.transition(row.id, ["awaiting_signature"], "cancelled", "cancelled by the client");
+        if (!o || !LOCAL_STATUSES.has(o.status)) return null;
+        const moved = await p.orders.transition(row.id, [o.status], "cancelled", "cancelled by the client");
         const now = moved ?? (await p.orders.get(row.id));
         if (now) this.apply(row.id, { status: now.status, venueOrderId: now.venueOrderId, filledUnits: now.filledUnits });
         return now;
@@ -874,14 +976,172 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * Expires one unsigned order past its deadline (the sweep and a late submit-signed), releasing its
    * reservation. A submission in progress wins: the order is then no longer awaiting a signature.
    */
-  expire(orderId: string): Promise<boolean> {
+  expire(orderId: string, phase: "awaiting_signature" | "pending_approval" = "awaiting_signature"): Promise<boolean> {
     const p = this.requirePorts();
     return this.mailbox.send(async () => {
       const o = this.active.get(orderId);
-      if (o && o.status !== "awaiting_signature") return false;
-      const moved = await p.orders.transition(orderId, ["awaiting_signature"], "expired", "signature deadline passed");
+      // Only the phase whose deadline came: an order approved meanwhile now awaits its signature,
+      // under a new deadline, and is not expired for the approval deadline it met.
+      if (o && o.status !== phase) return false;
+      if (phase === "pending_approval" && o?.approvalDeadline && this.clock.now() < o.approvalDeadline.getTime()) return false;
+      const reason = phase === "pending_approval" ? "approval deadline passed: nobody approved it in time" : "signature deadline passed";
+      const moved = await p.orders.transition(orderId, [phase], "expired", reason);
       if (moved) this.apply(orderId, { status: "expired" });
       return moved !== null;
+    });
+  }
+
+  // ---------------------------------------------------------------- a person's approval
+
+  /**
+   * Approves an order pending approval (docs/api.md#approval-above-a-threshold): a payload-mode order
+   * then awaits its signature (its signature deadline starts now), a delegated one is placed. Up to
+   * and including its approval deadline; the expiry sweep may expire it from that same instant on,
+   * and whichever of the two reaches this actor first wins.
+   */
+  approve(msg: DecisionMessage<R>): Promise<Placed<R>> {
+    return this.mailbox.admit(() => this.runApprove(msg));
+  }
+
+  private async runApprove(msg: DecisionMessage<R>): Promise<Placed<R>> {
+    const p = this.requirePorts();
+    const id = msg.order.id;
+    const note = msg.reason ? `: ${msg.reason}` : "";
+    const start = await this.mailbox.send(async () => {
+      const o = this.active.get(id);
+      if (!o || o.status !== "pending_approval") return { ok: false as const, refusal: await this.notPending(id) };
+      const now = this.clock.now();
+      if (o.approvalDeadline && now > o.approvalDeadline.getTime()) {
+        const moved = await p.orders.transition(id, ["pending_approval"], "expired", "approval deadline passed: nobody approved it in time");
+        if (moved) this.apply(id, { status: "expired" });
+        return { ok: false as const, refusal: { kind: "expired" as const, orderId: id, detail: `order ${id} passed its approval deadline` } };
+      }
+      if (this.currentBreaker(now).state === "tripped") {
+        return {
+          ok: false as const,
+          refusal: { kind: "invalid_state" as const, detail: "the agent's breaker is tripped; nothing is approved until it is resumed", status: o.status, orderId: id },
+        };
+      }
+      if (o.mode === "payload") {
+        const deadline = new Date(now + p.config.signatureTtlS * 1000);
+        const moved = await p.orders.transition(id, ["pending_approval"], "awaiting_signature", `approved by ${msg.by}${note}`, { signatureDeadline: deadline, by: msg.by });
+        if (!moved) return { ok: false as const, refusal: await this.notPending(id) };
+        o.signatureDeadline = deadline;
+        this.apply(id, { status: "awaiting_signature" });
+        return { ok: true as const, row: moved, finish: null };
+      }
+      const moved = await p.orders.transition(id, ["pending_approval"], "submitting", `approved by ${msg.by}${note}`, { by: msg.by });
+      if (!moved) return { ok: false as const, refusal: await this.notPending(id) };
+      this.apply(id, { status: "submitting" });
+      return { ok: true as const, row: moved, finish: this.openInflight(id) };
+    });
+    if (!start.ok) return start.refusal;
+    if (!start.finish) return { kind: "ok", order: start.row };
+    const row = start.row;
+    const message = row.typedData?.message;
+    if (!message) {
+      await p.orders.transition(id, ["submitting"], "rejected", "the stored order has no message to place");
+      await start.finish({ kind: "rejected" });
+      return { kind: "invalid_state", detail: "the stored order cannot be placed", orderId: id };
+    }
+    const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
+    return this.place({ id, notionalUnits: row.notionalUnits }, start.finish, () =>
+      p.credentials.withAgentCredentials(row.agentId, (credentials) =>
+        p.venue.placeDelegatedOrder({ credentials, client_order_id: id, order: message, order_type: row.orderType, expiration: row.expiration }, timeout()),
+      ),
+    );
+  }
+
+  /** Rejects an order pending approval: `rejected`, its reservation released, the decision in its history. */
+  reject(msg: DecisionMessage<R>): Promise<Placed<R>> {
+    const p = this.requirePorts();
+    const id = msg.order.id;
+    const note = msg.reason ? `: ${msg.reason}` : "";
+    return this.mailbox.admit(() =>
+      this.mailbox.send(async (): Promise<Placed<R>> => {
+        const o = this.active.get(id);
+        if (!o || o.status !== "pending_approval") return this.notPending(id);
+        const moved = await p.orders.transition(id, ["pending_approval"], "rejected", `rejected by ${msg.by}${note}`, { by: msg.by });
+        if (!moved) return this.notPending(id);
+        this.apply(id, { status: "rejected" });
+        return { kind: "ok", order: moved };
+      }),
+    );
+  }
+
+  /** The refusal for an order that is not (or no longer) pending approval; the actor takes the stored status. */
+  private async notPending(id: string): Promise<Refusal> {
+    const stored = await this.requirePorts().orders.get(id);
+    if (stored) this.apply(id, { status: stored.status });
+    if (stored?.status === "expired") return { kind: "expired", orderId: id, detail: `order ${id} is expired: it was not approved in time` };
+    return { kind: "invalid_state", detail: `the order is ${stored?.status ?? "unknown"}, not pending approval`, status: stored?.status, orderId: id };
+  }
+
+  // ---------------------------------------------------------------- heartbeat (dead-man switch)
+
+  /** Turns the dead-man switch on (or changes its interval): the deadline is now + interval. */
+  setHeartbeat(intervalS: number): Promise<AgentView<L>> {
+    return this.mailbox.send(async () => {
+      const now = this.clock.now();
+      const next: HeartbeatState = { intervalS, lastAt: new Date(now), deadlineAt: new Date(now + intervalS * 1000) };
+      await this.store.saveHeartbeat?.(this.profile.id, next);
+      this.heartbeat = next;
+      return this.view();
+    });
+  }
+
+  /** Turns the dead-man switch off. */
+  clearHeartbeat(): Promise<AgentView<L>> {
+    return this.mailbox.send(async () => {
+      await this.store.saveHeartbeat?.(this.profile.id, null);
+      this.heartbeat = null;
+      return this.view();
+    });
+  }
+
+  /**
+   * A beat: on time (now ≤ deadline) it moves the deadline to now + interval. Late (now > deadline,
+   * by even a millisecond) it moves nothing: the agent is due to be killed, and the beat claims that
+   * kill unless the sweep already did (`claimed`).
+   */
+  beat(): Promise<BeatResult<L>> {
+    return this.mailbox.send(async (): Promise<BeatResult<L>> => {
+      const hb = this.heartbeat;
+      if (!hb) return { kind: "off" };
+      const now = this.clock.now();
+      if (this.heartbeatKill) return { kind: "missed", deadlineAt: hb.deadlineAt, claimed: false };
+      if (now > hb.deadlineAt.getTime()) {
+        this.heartbeatKill = true;
+        return { kind: "missed", deadlineAt: hb.deadlineAt, claimed: true };
+      }
+      const next: HeartbeatState = { intervalS: hb.intervalS, lastAt: new Date(now), deadlineAt: new Date(now + hb.intervalS * 1000) };
+      await this.store.saveHeartbeat?.(this.profile.id, next);
+      this.heartbeat = next;
+      return { kind: "ok", view: this.view() };
+    });
+  }
+
+  /** Claims the kill of an agent whose heartbeat deadline has passed; false when not due or already claimed. */
+  claimHeartbeatKill(): Promise<boolean> {
+    return this.mailbox.send(() => {
+      const hb = this.heartbeat;
+      if (!hb || this.heartbeatKill || this.clock.now() <= hb.deadlineAt.getTime()) return false;
+      this.heartbeatKill = true;
+      return true;
+    });
+  }
+
+  /**
+   * After the heartbeat kill: the switch is off (a halted agent has nothing to beat for; turn it on
+   * again after the resume). Until then the stored deadline stays, so a crash mid-kill kills again
+   * at start-up. `done: false` (the kill failed) leaves it on, to be tried again.
+   */
+  heartbeatKillEnded(done: boolean): Promise<void> {
+    return this.mailbox.send(async () => {
+      this.heartbeatKill = false;
+      if (!done) return;
+      await this.store.saveHeartbeat?.(this.profile.id, null);
+      this.heartbeat = null;
     });
   }
 
@@ -1067,6 +1327,12 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     const exp = exposureOf(o);
     this.exposure.set(o.conditionId, (this.exposure.get(o.conditionId) ?? 0n) + sign * exp);
   }
+}
+
+/** Whether an intent's size (exact 6-decimal units) is strictly above approval_threshold_usdc; null or absent: never. */
+export function aboveThreshold(sizeUnits: bigint, threshold: number | null | undefined): boolean {
+  if (threshold === null || threshold === undefined) return false;
+  return sizeUnits > toUnits(threshold, USDC_DECIMALS, "floor");
 }
 
 /** Notional an order counts against the daily volume: all of it while reserved, open, filled or unresolved; else what filled. */

@@ -3,7 +3,7 @@
  * the HTTP modules turn a refusal into the matching problem (src/modules/orders/refusal-problem.ts).
  */
 import type { OrderType } from "../src/domain/order-message.ts";
-import type { OrderSide, OrderStatus } from "../src/domain/order-status.ts";
+import type { Mode, OrderSide, OrderStatus } from "../src/domain/order-status.ts";
 import type { UnsignedOrder } from "../src/eip712/order-typed-data.ts";
 import type { RiskResult } from "../src/risk/types.ts";
 import type { StoredOrder, VenueAuthPassThrough } from "./ports.ts";
@@ -31,7 +31,7 @@ export interface IntentMessage {
 /** Why the actor did not do what it was asked. */
 export type Refusal =
   | { kind: "invalid_state"; detail: string; status?: OrderStatus; orderId?: string }
-  | { kind: "expired"; orderId: string }
+  | { kind: "expired"; orderId: string; detail?: string }
   | { kind: "invalid_signature"; reason: string }
   | { kind: "venue_unavailable"; detail: string }
   | { kind: "venue_rejected"; error: string; orderId: string; status: OrderStatus }
@@ -54,7 +54,25 @@ export type IntentAnswer<R extends StoredOrder> =
       signatureDeadline: Date;
     }
   | { kind: "delegated"; orderId: string; decisionId: string; verdict: RiskResult; orderHash: `0x${string}`; placed: Placed<R> }
+  | {
+      /** Above approval_threshold_usdc: approved by the checks and reserved, waiting for a person. */
+      kind: "pending_approval";
+      orderId: string;
+      mode: Mode;
+      decisionId: string;
+      verdict: RiskResult;
+      orderHash: `0x${string}`;
+      approvalDeadline: Date;
+    }
   | Refusal;
+
+/** A person's decision on an order pending approval. */
+export interface DecisionMessage<R extends StoredOrder> {
+  order: R;
+  /** Who decides (the API key id), recorded in the order's history. */
+  by: string;
+  reason?: string | null;
+}
 
 export interface SubmitSignedMessage<R extends StoredOrder> {
   /** The stored order, as the caller may see it. */

@@ -40,6 +40,25 @@ export interface ActorLimits {
   daily_volume_usdc: number;
   max_venue_errors: number;
   breaker_cooldown_s: number;
+  /** Runaway refusals within 60 s that trip the breaker (reason runaway); absent: never. */
+  runaway_trip_count?: number;
+  /** How long approvals are remembered for the duplicate guard, in seconds. */
+  duplicate_window_s?: number;
+  /** Above it (USDC) an approved intent waits for a person; null or absent: off. */
+  approval_threshold_usdc?: number | null;
+}
+
+/** The dead-man switch: when on, the agent is killed (reason heartbeat) once `deadlineAt` passes without a beat. */
+export interface HeartbeatState {
+  intervalS: number;
+  lastAt: Date;
+  deadlineAt: Date;
+}
+
+/** An approved intent the runaway guards remember: when, and what (market, side, size, price). */
+export interface RecentApproval {
+  at: number;
+  fingerprint: string;
 }
 
 /** An order the actor tracks while its notional is reserved or at the venue. */
@@ -55,6 +74,8 @@ export interface TrackedOrder {
   venueOrderId: string | null;
   signatureDeadline: Date | null;
   filledUnits: bigint;
+  /** While pending_approval: when it expires unless a person decides first. */
+  approvalDeadline?: Date | null;
 }
 
 export interface AgentSnapshot<L extends ActorLimits> {
@@ -71,6 +92,10 @@ export interface AgentSnapshot<L extends ActorLimits> {
   exposureUnits: Record<string, bigint>;
   /** Last EIP-712 timestamp (ms) given to this agent's orders. */
   lastOrderTimestampMs: number;
+  /** The dead-man switch, when on. */
+  heartbeat?: HeartbeatState | null;
+  /** Intents approved recently (the last minute, or the duplicate window if longer), oldest first. */
+  recentApprovals?: RecentApproval[];
 }
 
 /** What the actor persists itself (small, rare writes). */
@@ -80,6 +105,8 @@ export interface AgentStore<L extends ActorLimits> {
   saveCredentials(agentId: string, sealed: Uint8Array, info: CredentialsInfo): Promise<void>;
   /** Deletes the sealed credentials and returns the agent to payload mode. */
   deleteCredentials(agentId: string): Promise<boolean>;
+  /** Persists the dead-man switch (null: off), so a restart keeps its deadline. */
+  saveHeartbeat?(agentId: string, heartbeat: HeartbeatState | null): Promise<void>;
 }
 
 
@@ -122,6 +149,7 @@ export interface StoredOrder {
   orderType: OrderType;
   expiration: string;
   signatureDeadline: Date | null;
+  approvalDeadline?: Date | null;
   typedData: { domain: OrderDomain; primaryType: "Order"; message: OrderMessage } | null;
 }
 
@@ -143,10 +171,11 @@ export interface NewOrder {
   orderHash: string;
   typedData: { domain: OrderDomain; primaryType: "Order"; message: OrderMessage };
   signatureDeadline: Date | null;
+  approvalDeadline: Date | null;
   clientOrderId: string | null;
   decisionId: string;
   tradingDay: string;
-  history: { status: OrderStatus; at: string; reason: string | null }[];
+  history: { status: OrderStatus; at: string; reason: string | null; by?: string }[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -168,6 +197,9 @@ export interface StatusPatch {
   venueOrderId?: string | null;
   filledUnits?: bigint;
   flaggedForReview?: boolean;
+  signatureDeadline?: Date | null;
+  /** Who decided (a person's approval or rejection), recorded in the history entry. */
+  by?: string;
 }
 
 /**
@@ -246,5 +278,12 @@ export interface OrderPorts<R extends StoredOrder = StoredOrder> {
   venue: VenuePort;
   credentials: CredentialPort;
   observer: ActorObserver;
-  config: { chainId: number; builderCode: `0x${string}`; signatureTtlS: number; venueTimeoutMs: number };
+  config: {
+    chainId: number;
+    builderCode: `0x${string}`;
+    signatureTtlS: number;
+    venueTimeoutMs: number;
+    /** How long an order above approval_threshold_usdc waits for a person (default 3600 s). */
+    approvalTtlS?: number;
+  };
 }

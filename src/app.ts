@@ -19,6 +19,8 @@ import { IdempotencyStore } from "./http/idempotency-store.ts";
 import type { CredentialVault } from "./crypto/credential-vault.ts";
 import { agentsModule } from "./modules/agents/index.ts";
 import { AgentService } from "./modules/agents/service.ts";
+import { heartbeatModule } from "./modules/agents/heartbeat-routes.ts";
+import { HeartbeatService } from "./modules/agents/heartbeat-service.ts";
 import { apiKeysModule } from "./modules/api-keys/index.ts";
 import { ApiKeyService } from "./modules/api-keys/service.ts";
 import { credentialsModule } from "./modules/credentials/index.ts";
@@ -52,6 +54,8 @@ import { OrgService } from "./modules/orgs/service.ts";
 import type { Logger } from "./observability/logger.ts";
 import { createMetrics, type ServiceMetrics } from "./observability/metrics.ts";
 import type { Venue } from "./venues/venue.ts";
+import type { Limits } from "./risk/limits.ts";
+import type { AgentLimits } from "./modules/agents/agent-store.ts";
 
 export interface Services {
   config: Config;
@@ -73,6 +77,8 @@ export interface Services {
   intents: IntentService;
   orders: OrderService;
   kill: KillService;
+  /** The dead-man switch: beats, and the sweep that kills agents past their deadline. */
+  heartbeats: HeartbeatService;
   /** x402 pay-per-request (off unless X402_ENABLED). */
   payments: PaymentService;
   decisions: DecisionService;
@@ -83,8 +89,17 @@ export interface Services {
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
-export function createServices(parts: { config: Config; logger: Logger; database: Database; venue: Venue; vault: CredentialVault; clock?: Clock }): Services {
-  const { config, database, venue, logger } = parts;
+export function createServices(parts: {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  venue: Venue;
+  vault: CredentialVault;
+  clock?: Clock;
+  /** The limits a new agent starts with (default: DEFAULT_LIMITS, docs/api.md#limits); tests set their own. */
+  defaultLimits?: Limits;
+}): Services {
+  const { config, database, venue, logger, defaultLimits, ...rest } = parts;
   const clock = parts.clock ?? systemClock;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
@@ -95,6 +110,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
     onActors: (n) => metrics.actorsActive.set(n),
     clock,
     mailboxCapacity: config.actorMailboxMax,
+    defaultLimits: defaultLimits as AgentLimits | undefined,
     onEvents,
   });
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
@@ -114,7 +130,13 @@ export function createServices(parts: { config: Config; logger: Logger; database
     orders: orderRepo,
     venue,
     credentials,
-    config: { chainId: config.chainId, builderCode: config.builderCode, signatureTtlS: config.signatureTtlS, venueTimeoutMs: config.venueTimeoutMs },
+    config: {
+      chainId: config.chainId,
+      builderCode: config.builderCode,
+      signatureTtlS: config.signatureTtlS,
+      venueTimeoutMs: config.venueTimeoutMs,
+      approvalTtlS: config.approvalTtlS,
+    },
     observer: {
       verdict(v) {
         metrics.riskDecisionsTotal.inc({ outcome: v.approved ? "approved" : "rejected" });
@@ -134,8 +156,23 @@ export function createServices(parts: { config: Config; logger: Logger; database
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
   const orders = new OrderService({ agents, repo: orderRepo, logger });
   const idempotencyStore = new IdempotencyStore(database.db);
+  const kill = new KillService({
+    db: database.db,
+    agents,
+    credentials,
+    clock,
+    metrics,
+    logger,
+    deadlineMs: config.killDeadlineMs,
+    concurrency: config.killConcurrency,
+    onEvents,
+  });
   return {
-    ...parts,
+    ...rest,
+    config,
+    database,
+    venue,
+    logger,
     clock,
     metrics,
     apiKeys,
@@ -149,17 +186,8 @@ export function createServices(parts: { config: Config; logger: Logger; database
     orders,
     decisions: new DecisionService(database.db),
     exposure: new ExposureService(database.db, agents),
-    kill: new KillService({
-      db: database.db,
-      agents,
-      credentials,
-      clock,
-      metrics,
-      logger,
-      deadlineMs: config.killDeadlineMs,
-      concurrency: config.killConcurrency,
-      onEvents,
-    }),
+    kill,
+    heartbeats: new HeartbeatService({ agents, kill, clock, logger }),
     payments: createPayments({
       config,
       db: database.db,
@@ -167,6 +195,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
       agents,
       orders,
       logger,
+      defaultLimits,
       replays: { hasStoredAnswer: (request) => hasStoredAnswer(idempotencyStore, request) },
     }),
     eventLog,
@@ -233,6 +262,7 @@ export function createApp(services: Services): App {
     .use(intentsModule({ intents: services.intents, auth }))
     .use(ordersModule({ orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }))
+    .use(heartbeatModule({ heartbeats: services.heartbeats, auth }))
     .use(paymentsModule({ payments: services.payments, auth }))
     .use(decisionsModule({ decisions: services.decisions, auth }))
     .use(exposureModule({ exposure: services.exposure, auth }))

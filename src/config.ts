@@ -35,6 +35,7 @@ export const EnvSchema = T.Object({
   KILL_DEADLINE_MS: T.Optional(Int(100, 60000)),
   KILL_CONCURRENCY: T.Optional(Int(1, 1024)),
   SIGNATURE_TTL_S: T.Optional(Int(5, 86400)),
+  APPROVAL_TTL_S: T.Optional(Int(5, 7 * 86400)),
   ACTOR_IDLE_MS: T.Optional(Int(1000, 86400000)),
   ACTOR_MAILBOX_MAX: T.Optional(Int(1, 1000000)),
   EVENTS_RETENTION_H: T.Optional(Int(1, 87600)),
@@ -66,6 +67,8 @@ export interface Config {
   killConcurrency: number;
   /** How long an unsigned order waits for its signature before it expires. */
   signatureTtlS: number;
+  /** How long an order above an agent's approval_threshold_usdc waits for a person before it expires. */
+  approvalTtlS: number;
   actorIdleMs: number;
   /** Requests one agent's actor holds at once before it answers 503 (ACTOR_MAILBOX_MAX). */
   actorMailboxMax: number;
@@ -141,6 +144,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     killDeadlineMs: e.KILL_DEADLINE_MS ? Number(e.KILL_DEADLINE_MS) : 5000,
     killConcurrency: e.KILL_CONCURRENCY ? Number(e.KILL_CONCURRENCY) : 64,
     signatureTtlS: e.SIGNATURE_TTL_S ? Number(e.SIGNATURE_TTL_S) : 300,
+    approvalTtlS: e.APPROVAL_TTL_S ? Number(e.APPROVAL_TTL_S) : 3600,
     actorIdleMs: e.ACTOR_IDLE_MS ? Number(e.ACTOR_IDLE_MS) : 10 * 60 * 1000,
     actorMailboxMax: e.ACTOR_MAILBOX_MAX ? Number(e.ACTOR_MAILBOX_MAX) : 256,
     eventsRetentionH: e.EVENTS_RETENTION_H ? Number(e.EVENTS_RETENTION_H) : 72,

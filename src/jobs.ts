@@ -1,19 +1,24 @@
 /**
  * Background work of a running service: expiring unsigned orders past their
- * signature deadline, pruning the event log past EVENTS_RETENTION_H, and reconciling orders whose venue state is unsettled
- * (once at start-up, then periodically). Each job runs alone (never two
+ * signature deadline and orders pending approval past their approval deadline,
+ * pruning the event log past EVENTS_RETENTION_H, reconciling orders whose venue
+ * state is unsettled, and killing agents whose heartbeat deadline passed (the
+ * last two once at start-up, then periodically). Each job runs alone (never two
  * overlapping runs) and logs, never throws.
  */
 import type { Services } from "./app.ts";
 
 export interface Jobs {
-  /** Resolves when the start-up reconciliation has finished. */
+  /** Resolves when the start-up reconciliation and heartbeat sweep have finished. */
   started: Promise<void>;
   stop(): void;
 }
 
-export function startJobs(services: Services, opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number } = {}): Jobs {
-  const { logger, orders, eventLog, clock, config } = services;
+export function startJobs(
+  services: Services,
+  opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number; heartbeatEveryMs?: number } = {},
+): Jobs {
+  const { logger, orders, eventLog, clock, config, heartbeats } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
   const every = (name: string, ms: number, job: () => Promise<unknown>) => {
     let running = false;
@@ -34,13 +39,16 @@ export function startJobs(services: Services, opts: { expireEveryMs?: number; re
     timers.push(timer);
     return run;
   };
-  every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue() }));
+  every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue(new Date(clock.now())) }));
   every("prune_events", opts.pruneEventsEveryMs ?? 10 * 60_000, async () => ({
     pruned: await eventLog.prune(new Date(clock.now() - config.eventsRetentionH * 3600_000)),
   }));
+  // The dead-man switch: at start-up (an agent that became overdue while the service was down is
+  // killed at once), then every second.
+  const heartbeat = every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep());
   const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
   return {
-    started: reconcile(),
+    started: Promise.all([reconcile(), heartbeat()]).then(() => undefined),
     stop() {
       for (const t of timers) clearInterval(t);
     },

@@ -3,7 +3,7 @@
  * through group-commit writers; status changes are conditional updates that
  * also append to the order's history.
  */
-import { and, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { Db, RunStatement } from "./database.ts";
 import { events, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
 import { decodeCursor, pageOf } from "../http/pagination.ts";
@@ -19,6 +19,10 @@ export interface StatusPatch {
   venueOrderId?: string | null;
   filledUnits?: bigint;
   flaggedForReview?: boolean;
+  /** A new signature deadline (an approved pending_approval order starts waiting for its signature). */
+  signatureDeadline?: Date | null;
+  /** Who made the change (a person's approval or rejection), recorded in the history entry. */
+  by?: string;
 }
 
 export class OrderRepository {
@@ -103,6 +107,7 @@ export class OrderRepository {
       orderHash: o.orderHash ?? null,
       typedData: o.typedData ?? null,
       signatureDeadline: o.signatureDeadline ?? null,
+      approvalDeadline: o.approvalDeadline ?? null,
       venueOrderId: o.venueOrderId ?? null,
       filledUnits: o.filledUnits ?? 0n,
       flaggedForReview: o.flaggedForReview ?? false,
@@ -168,7 +173,7 @@ export class OrderRepository {
    */
   async transition(id: string, from: OrderStatus[], to: OrderStatus, reason: string | null, patch: StatusPatch = {}): Promise<OrderRow | null> {
     const now = new Date(this.clock.now());
-    const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason }];
+    const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason, ...(patch.by ? { by: patch.by } : {}) }];
     const row = await this.db.transaction(async (tx) => {
       const [changed] = await tx
         .update(orders)
@@ -179,6 +184,7 @@ export class OrderRepository {
           ...(patch.venueOrderId !== undefined ? { venueOrderId: patch.venueOrderId } : {}),
           ...(patch.filledUnits !== undefined ? { filledUnits: patch.filledUnits } : {}),
           ...(patch.flaggedForReview !== undefined ? { flaggedForReview: patch.flaggedForReview } : {}),
+          ...(patch.signatureDeadline !== undefined ? { signatureDeadline: patch.signatureDeadline } : {}),
         })
         .where(and(eq(orders.id, id), inArray(orders.status, from)))
         .returning();
@@ -221,6 +227,18 @@ export class OrderRepository {
       .limit(limit);
   }
 
+  /**
+   * Orders pending approval whose approval deadline has come (at the deadline itself too: an approval
+   * at that same instant races the expiry in the agent's actor, and exactly one of them wins).
+   */
+  async dueForApprovalExpiry(now: Date, limit = 500): Promise<{ id: string; agentId: string }[]> {
+    return this.db
+      .select({ id: orders.id, agentId: orders.agentId })
+      .from(orders)
+      .where(and(eq(orders.status, "pending_approval"), lte(orders.approvalDeadline, now)))
+      .limit(limit);
+  }
+
   /** Orders whose venue state is not settled: `submitting` (crash before or during the call) and `unknown` (timeout). */
   async unsettled(limit = 500): Promise<OrderRow[]> {
     return this.db.select().from(orders).where(inArray(orders.status, ["submitting", "unknown"])).limit(limit);
@@ -259,6 +277,7 @@ const ORDER_COLUMNS: readonly Column<NewOrderRow>[] = [
   ["order_hash", "text", (o) => text(o.orderHash)],
   ["typed_data", "jsonb", (o) => json(o.typedData)],
   ["signature_deadline", "timestamptz", (o) => time(o.signatureDeadline)],
+  ["approval_deadline", "timestamptz", (o) => time(o.approvalDeadline)],
   ["venue_order_id", "text", (o) => text(o.venueOrderId)],
   ["filled_units", "int8", (o) => (o.filledUnits ?? 0n).toString()],
   ["flagged_for_review", "bool", (o) => (o.flaggedForReview === true ? "true" : "false")],

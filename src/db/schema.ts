@@ -60,10 +60,19 @@ export const agents = pgTable(
     breakerReason: text("breaker_reason").$type<BreakerReason | null>(),
     breakerSince: ts("breaker_since"),
     venueErrorStreak: integer("venue_error_streak").notNull().default(0),
+    /** Dead-man switch (docs/api.md#heartbeat-dead-man-switch): null when off. */
+    heartbeatIntervalS: integer("heartbeat_interval_s"),
+    heartbeatLastAt: ts("heartbeat_last_at"),
+    /** When the agent is killed (reason heartbeat) unless a beat comes first; kept so a restart keeps it. */
+    heartbeatDeadlineAt: ts("heartbeat_deadline_at"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [index("agents_org_idx").on(t.orgId, t.createdAt), index("agents_wallet_idx").on(t.walletAddress)],
+  (t) => [
+    index("agents_org_idx").on(t.orgId, t.createdAt),
+    index("agents_wallet_idx").on(t.walletAddress),
+    index("agents_heartbeat_deadline_idx").on(t.heartbeatDeadlineAt),
+  ],
 );
 
 /** Sealed venue credentials of a delegated agent: ciphertext only. */
@@ -77,7 +86,8 @@ export const credentials = pgTable("credentials", {
 
 export type { BreakerReason, OrderStatus };
 
-export type OrderHistoryEntry = { status: OrderStatus; at: string; reason: string | null };
+/** `by`: who decided, for a person's approval or rejection (the API key id). */
+export type OrderHistoryEntry = { status: OrderStatus; at: string; reason: string | null; by?: string };
 
 export const orders = pgTable(
   "orders",
@@ -104,6 +114,8 @@ export const orders = pgTable(
      */
     typedData: jsonb("typed_data").$type<{ domain: OrderDomain; primaryType: "Order"; message: OrderMessage }>(),
     signatureDeadline: ts("signature_deadline"),
+    /** While pending_approval: when it expires unless a person approves or rejects it first. */
+    approvalDeadline: ts("approval_deadline"),
     venueOrderId: text("venue_order_id"),
     filledUnits: units("filled_units").notNull().default(sql`0`),
     flaggedForReview: boolean("flagged_for_review").notNull().default(false),

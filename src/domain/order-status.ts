@@ -1,7 +1,14 @@
 /** Order statuses (docs/api.md#orders), agent modes and breaker reasons: one name each, used by every layer. */
 
 export type Mode = "payload" | "delegated";
-export type BreakerReason = "kill" | "venue_errors" | "manual";
+/**
+ * Why a breaker is tripped: the kill switch, by hand, consecutive venue errors, the runaway guards
+ * (docs/api.md#runaway-guards), or a missed heartbeat (docs/api.md#heartbeat-dead-man-switch).
+ */
+export type BreakerReason = "kill" | "venue_errors" | "manual" | "runaway" | "heartbeat";
+
+/** Reasons that halt an agent as the kill switch does: credentials are refused until a resume. */
+export const HALT_REASONS: ReadonlySet<BreakerReason> = new Set(["kill", "heartbeat"]);
 export type OrderSide = "buy" | "sell";
 
 export type OrderStatus =
@@ -13,10 +20,12 @@ export type OrderStatus =
   | "expired"
   | "rejected"
   | "failed"
-  | "unknown";
+  | "unknown"
+  /** Above the agent's approval_threshold_usdc: approved by the checks, reserved, waiting for a person. */
+  | "pending_approval";
 
 /** Statuses whose notional is still reserved or at the venue. */
-export const ACTIVE_STATUS_LIST = ["awaiting_signature", "submitting", "open", "unknown"] as const satisfies readonly OrderStatus[];
+export const ACTIVE_STATUS_LIST = ["pending_approval", "awaiting_signature", "submitting", "open", "unknown"] as const satisfies readonly OrderStatus[];
 export const ACTIVE_STATUSES: ReadonlySet<OrderStatus> = new Set(ACTIVE_STATUS_LIST);
 
 /** A venue's status of an order. live: resting on the book; matched: filled at once; unmatched: FOK/FAK that did not fill. */

@@ -57,13 +57,13 @@ export class InvalidStateError extends ProblemError {
   }
 }
 export class AgentHaltedError extends ProblemError {
-  constructor(agentId: string) {
-    super(409, "agent_halted", "Agent halted", `agent ${agentId} is halted by its kill switch; resume it first`);
+  constructor(agentId: string, detail = `agent ${agentId} is halted by its kill switch; resume it first`) {
+    super(409, "agent_halted", "Agent halted", detail);
   }
 }
 export class OrderExpiredError extends ProblemError {
-  constructor(orderId: string) {
-    super(410, "order_expired", "Order expired", `order ${orderId} passed its signature deadline`);
+  constructor(orderId: string, detail = `order ${orderId} passed its signature deadline`) {
+    super(410, "order_expired", "Order expired", detail);
   }
 }
 export class PayloadTooLargeError extends ProblemError {

@@ -42,6 +42,14 @@ const limitProperties = {
     description: "consecutive venue errors that trip the breaker",
   }),
   breaker_cooldown_s: Seconds(7 * 86_400, "seconds after which a breaker tripped by venue errors closes by itself"),
+  // Runaway guards (docs/api.md#runaway-guards), evaluated in the breaker check.
+  max_orders_per_minute: t.Integer({ minimum: 1, maximum: 100_000, description: "intents that may be approved in any 60 s" }),
+  max_open_orders: t.Integer({ minimum: 1, maximum: 100_000, description: "orders that may be open, awaiting a signature or awaiting approval at once" }),
+  duplicate_window_s: Seconds(3600, "an intent with the same market, side, size and price as one approved less than this many seconds ago is refused (0: off)"),
+  runaway_trip_count: t.Integer({ minimum: 1, maximum: 10_000, description: "runaway refusals within 60 s that trip the breaker (reason runaway)" }),
+  approval_threshold_usdc: t.Union([Usdc("above it an approved intent waits for a person's approval"), t.Null()], {
+    description: "above it an approved intent waits as pending_approval for a person (null: off)",
+  }),
 };
 
 export const LimitsSchema = t.Object(limitProperties, { additionalProperties: false });
@@ -71,6 +79,11 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   category_allow: Object.freeze([]) as unknown as string[],
   max_venue_errors: 5,
   breaker_cooldown_s: 60,
+  max_orders_per_minute: 60,
+  max_open_orders: 100,
+  duplicate_window_s: 5,
+  runaway_trip_count: 20,
+  approval_threshold_usdc: null,
 }) as Limits;
 
 const USDC_FIELDS = ["min_order_usdc", "max_order_usdc", "daily_volume_usdc", "capital_usdc"] as const;
@@ -81,6 +94,7 @@ const USDC_FIELDS = ["min_order_usdc", "max_order_usdc", "daily_volume_usdc", "c
  * ("/min_order_usdc"). An empty list means valid.
  * - USDC amounts carry at most 6 decimals (the venue's base unit).
  * - min_order_usdc ≤ max_order_usdc.
+ * - approval_threshold_usdc, when set, carries at most 6 decimals too.
  */
 export function validateLimits(limits: Limits): FieldError[] {
   const errors: FieldError[] = [];
@@ -92,6 +106,13 @@ export function validateLimits(limits: Limits): FieldError[] {
     }
     if (decimalPlaces(numberToPlainString(value)) > USDC_DECIMALS) {
       errors.push({ path: `/${field}`, message: `must have at most ${USDC_DECIMALS} decimal places` });
+    }
+  }
+  const threshold = limits.approval_threshold_usdc;
+  if (threshold !== null && threshold !== undefined) {
+    if (typeof threshold !== "number" || !Number.isFinite(threshold)) errors.push({ path: "/approval_threshold_usdc", message: "must be a finite number or null" });
+    else if (decimalPlaces(numberToPlainString(threshold)) > USDC_DECIMALS) {
+      errors.push({ path: "/approval_threshold_usdc", message: `must have at most ${USDC_DECIMALS} decimal places` });
     }
   }
   const min = tryFromDecimal(limits.min_order_usdc);

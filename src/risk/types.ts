@@ -32,6 +32,20 @@ export interface RiskState {
    * open and filled buys, net of sells), 6-decimal USDC units.
    */
   market_exposure_usdc_units: bigint;
+  /**
+   * What the runaway guards of the breaker check read (docs/api.md#runaway-guards), counted by the
+   * agent's actor at this instant. Absent: the guards are not evaluated.
+   */
+  runaway?: RunawayState;
+}
+
+export interface RunawayState {
+  /** Intents approved in the last 60 s (up to and including now). */
+  approved_last_minute: number;
+  /** Orders pending approval, awaiting a signature, submitting, open or unknown. */
+  open_orders: number;
+  /** Milliseconds since an intent with the same market, side, size and price was approved; null: none remembered. */
+  duplicate_age_ms: number | null;
 }
 
 export interface RiskInput {

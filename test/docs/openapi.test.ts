@@ -10,7 +10,8 @@ import { IssueKeyBody } from "../../src/modules/api-keys/model.ts";
 import { CredentialsBody } from "../../src/modules/credentials/model.ts";
 import { KillBody } from "../../src/modules/kill/index.ts";
 import { IntentBody } from "../../src/modules/intents/model.ts";
-import { SubmitSignedBody } from "../../src/modules/orders/model.ts";
+import { DecisionBody, SubmitSignedBody } from "../../src/modules/orders/model.ts";
+import { HeartbeatBody } from "../../src/modules/agents/heartbeat-routes.ts";
 import { CreateOrgBody } from "../../src/modules/orgs/model.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { sharedPglite } from "../support/databases.ts";
@@ -22,7 +23,7 @@ type Operation = {
 };
 
 /** Routes that take no body at all; the test proves it by calling them without one. */
-const NO_BODY = new Set(["post /v1/agents/{id}/breaker", "post /v1/agents/{id}/resume"]);
+const NO_BODY = new Set(["post /v1/agents/{id}/breaker", "post /v1/agents/{id}/resume", "post /v1/agents/{id}/heartbeat"]);
 
 /** The fields each body requires (the contract's, docs/api.md), to catch a schema that lost one. */
 const REQUIRED: Record<string, string[]> = {
@@ -34,6 +35,9 @@ const REQUIRED: Record<string, string[]> = {
   "post /v1/orders/intent": ["market_id", "side", "size_usdc", "price"],
   "post /v1/orders/submit-signed": ["order_id", "signature"],
   "post /v1/agents/{id}/kill": [],
+  "put /v1/agents/{id}/heartbeat": ["interval_s"],
+  "post /v1/orders/{id}/approve": [],
+  "post /v1/orders/{id}/reject": [],
 };
 
 const hasExample = (media: { schema?: any; example?: unknown; examples?: Record<string, unknown> } | undefined) =>
@@ -72,6 +76,8 @@ describe("OpenAPI document", () => {
 
   test("the routes listed as body-less really take no body", async () => {
     const { key, agent } = await t.newAgent();
+    // A beat needs the heartbeat on.
+    expect((await t.call("PUT", `/v1/agents/${agent.id}/heartbeat`, { key, body: { interval_s: 60 } })).status).toBe(200);
     for (const id of NO_BODY) {
       const [method, path] = id.split(" ");
       const res = await t.call(method.toUpperCase(), path.replace("{id}", agent.id), { key });
@@ -125,7 +131,7 @@ describe("OpenAPI document", () => {
   });
 
   test("the body examples are valid requests by the schemas the service validates with", () => {
-    const bodies = { CreateOrgBody, IssueKeyBody, CreateAgentBody, PatchLimitsBody, CredentialsBody, IntentBody, SubmitSignedBody, KillBody };
+    const bodies = { CreateOrgBody, IssueKeyBody, CreateAgentBody, PatchLimitsBody, CredentialsBody, IntentBody, SubmitSignedBody, KillBody, HeartbeatBody, DecisionBody };
     for (const [name, schema] of Object.entries(bodies)) {
       const examples = (schema as { examples?: unknown[] }).examples ?? [];
       expect({ name, examples: examples.length }).toEqual({ name, examples: examples.length || 1 });

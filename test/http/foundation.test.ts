@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import type { Database } from "../../src/db/database.ts";
-import { DEFAULT_LIMITS } from "../../src/risk/limits.ts";
-import { ADMIN_TOKEN, createTestApp, type TestApp, type TestResponse } from "../support/app.ts";
+import { ADMIN_TOKEN, createTestApp, type TestApp, type TestResponse, TEST_DEFAULT_LIMITS } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 
 const WALLET = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
@@ -342,7 +341,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       // The sibling is untouched.
       const sib = await t.call("GET", `/v1/agents/${sibling.id}`, { key });
       expect(sib.body.breaker.state).toBe("closed");
-      expect(sib.body.limits.max_order_usdc).toBe(DEFAULT_LIMITS.max_order_usdc);
+      expect(sib.body.limits.max_order_usdc).toBe(TEST_DEFAULT_LIMITS.max_order_usdc);
 
       const listed = await t.call("GET", "/v1/agents", { key: sk });
       expect(listed.status).toBe(200);
@@ -385,7 +384,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       }
       const after = await t.call("GET", `/v1/agents/${a.id}`, { key: owner.key });
       expect(after.body.breaker.state).toBe("closed");
-      expect(after.body.limits.max_order_usdc).toBe(DEFAULT_LIMITS.max_order_usdc);
+      expect(after.body.limits.max_order_usdc).toBe(TEST_DEFAULT_LIMITS.max_order_usdc);
       const list = await t.call("GET", "/v1/agents", { key: intruder.key });
       expect(list.body.data).toEqual([]);
       expect(list.body.next_cursor).toBeNull();
@@ -400,7 +399,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       expect(res.status).toBe(201);
       const a = res.body;
       expect(Object.keys(a).sort()).toEqual(
-        ["breaker", "created_at", "credentials", "daily_volume", "id", "limits", "mode", "name", "open_orders", "org_id", "owner_address", "signature_type", "signer_address", "wallet_address"].sort(),
+        ["breaker", "created_at", "credentials", "daily_volume", "heartbeat", "id", "limits", "mode", "name", "open_orders", "org_id", "owner_address", "signature_type", "signer_address", "wallet_address"].sort(),
       );
       expect(a.id).toMatch(/^agt_[0-9a-z]{20}$/);
       expect(a.org_id).toBe(orgId);
@@ -410,7 +409,9 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       expect(a.signer_address.toLowerCase()).toBe(WALLET.toLowerCase());
       expect(a.signature_type).toBe(0);
       expect(a.owner_address).toBeNull();
-      expect(a.limits).toEqual({ ...DEFAULT_LIMITS });
+      // The test app's defaults: DEFAULT_LIMITS with the runaway guards opened (test/support/app.ts).
+      expect(a.limits).toEqual({ ...TEST_DEFAULT_LIMITS });
+      expect(a.heartbeat).toBeNull();
       expect(a.breaker).toEqual({ state: "closed", reason: null, since: null });
       expect(a.daily_volume.used_usdc).toBe(0);
       expect(a.daily_volume.limit_usdc).toBe(1000);
@@ -449,7 +450,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
         expect(a.signer_address.toLowerCase()).toBe((signature_type === 3 ? WALLET : SIGNER).toLowerCase());
         expect(a.owner_address).toBe(signature_type === 3 ? SIGNER.toLowerCase() : null);
         expect(a.signature_type).toBe(signature_type);
-        expect(a.limits).toEqual({ ...DEFAULT_LIMITS, daily_volume_usdc: 250.5, max_order_usdc: 20, market_deny: ["123"], category_allow: ["sports"] });
+        expect(a.limits).toEqual({ ...TEST_DEFAULT_LIMITS, daily_volume_usdc: 250.5, max_order_usdc: 20, market_deny: ["123"], category_allow: ["sports"] });
         expect(a.daily_volume.limit_usdc).toBe(250.5);
         const got = await t.call("GET", `/v1/agents/${a.id}`, { key });
         expect(got.body).toEqual(a);
@@ -485,7 +486,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       expect(res.status).toBe(200);
       expect(res.body.next_cursor).toBeNull();
       expect(res.body.data.map((a: any) => a.id)).toEqual([...made].reverse());
-      expect(res.body.data[0].limits).toEqual({ ...DEFAULT_LIMITS });
+      expect(res.body.data[0].limits).toEqual({ ...TEST_DEFAULT_LIMITS });
       const { items, pages } = await listAll(key, "/v1/agents", 2);
       expect(pages).toBe(3);
       expect(items.map((a) => a.id)).toEqual([...made].reverse());
@@ -505,7 +506,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
         body: { max_order_usdc: 55.25, kelly_fraction: 0.5, category_deny: ["crypto", "weather"], breaker_cooldown_s: 120 },
       });
       expect(res.status).toBe(200);
-      const expected = { ...DEFAULT_LIMITS, max_order_usdc: 55.25, kelly_fraction: 0.5, category_deny: ["crypto", "weather"], breaker_cooldown_s: 120 };
+      const expected = { ...TEST_DEFAULT_LIMITS, max_order_usdc: 55.25, kelly_fraction: 0.5, category_deny: ["crypto", "weather"], breaker_cooldown_s: 120 };
       expect(res.body.limits).toEqual(expected);
       expect(res.body.id).toBe(a.id);
       // Arrays are replaced, not appended to.
@@ -550,7 +551,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       }
       expectProblem(await t.call("PATCH", `/v1/agents/${a.id}/limits`, { key, raw: "[1,2" }), 400, "invalid_request");
       const after = await t.call("GET", `/v1/agents/${a.id}`, { key });
-      expect(after.body.limits).toEqual({ ...DEFAULT_LIMITS });
+      expect(after.body.limits).toEqual({ ...TEST_DEFAULT_LIMITS });
       expectProblem(await t.call("PATCH", `/v1/agents/${MISSING_AGENT}/limits`, { key, body: { max_order_usdc: 5 } }), 404, "not_found");
     });
 

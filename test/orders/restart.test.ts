@@ -11,8 +11,7 @@ import { sql } from "drizzle-orm";
 import { type Database, openDatabase, type OpenOptions } from "../../src/db/database.ts";
 import { runMigrations } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.generated.ts";
-import { DEFAULT_LIMITS } from "../../src/risk/limits.ts";
-import { createTestApp } from "../support/app.ts";
+import { createTestApp, TEST_DEFAULT_LIMITS } from "../support/app.ts";
 import { copyOfTemplate, postgresUrl, sharedPostgres } from "../support/databases.ts";
 
 const WALLET = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
@@ -82,7 +81,7 @@ async function restartScenario(open: () => Promise<Database>): Promise<void> {
       expect(after.body.signer_address.toLowerCase()).toBe(SIGNER.toLowerCase());
       expect(after.body.signature_type).toBe(2);
       expect(after.body.limits).toEqual({
-        ...DEFAULT_LIMITS,
+        ...TEST_DEFAULT_LIMITS,
         max_order_usdc: 42.5,
         daily_volume_usdc: 300,
         market_deny: ["777"],

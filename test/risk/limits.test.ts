@@ -31,6 +31,11 @@ describe("DEFAULT_LIMITS", () => {
       category_allow: [],
       max_venue_errors: 5,
       breaker_cooldown_s: 60,
+      max_orders_per_minute: 60,
+      max_open_orders: 100,
+      duplicate_window_s: 5,
+      runaway_trip_count: 20,
+      approval_threshold_usdc: null,
     });
   });
 

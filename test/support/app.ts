@@ -5,11 +5,26 @@ import { createHash } from "node:crypto";
 import { CredentialVault } from "../../src/crypto/credential-vault.ts";
 import { loadOrCreateSealKeyPair } from "../../src/crypto/seal-key-pair.ts";
 import type { Database } from "../../src/db/database.ts";
+import type { Clock } from "../../src/domain/clock.ts";
 import { createLogger, type LogLevel } from "../../src/observability/logger.ts";
 import { createPaperVenue } from "../../src/venues/create-venue.ts";
 import type { Venue } from "../../src/venues/venue.ts";
+import { DEFAULT_LIMITS, type Limits } from "../../src/risk/limits.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+/**
+ * The limits new agents of a test app start with: the service defaults with the runaway guards
+ * opened wide (no duplicate window, no practical rate or open-order cap), because the suites of
+ * other features repeat the same intent many times a second. The guard suites (test/guards/) run
+ * on the real defaults (`defaultLimits: DEFAULT_LIMITS`).
+ */
+export const TEST_DEFAULT_LIMITS: Limits = Object.freeze({
+  ...DEFAULT_LIMITS,
+  duplicate_window_s: 0,
+  max_orders_per_minute: 100_000,
+  max_open_orders: 100_000,
+}) as Limits;
 /**
  * The master seal key of test apps (base64 of 32 fixed bytes), so nothing is written into ./data and
  * an app reopened on the same database (restart tests) opens the credentials sealed before.
@@ -35,7 +50,16 @@ export interface TestResponse {
 
 export async function createTestApp(
   database: Database,
-  opts: { env?: Record<string, string>; venue?: Venue; logLevel?: LogLevel; config?: Partial<Config>; vault?: CredentialVault } = {},
+  opts: {
+    env?: Record<string, string>;
+    venue?: Venue;
+    logLevel?: LogLevel;
+    config?: Partial<Config>;
+    vault?: CredentialVault;
+    /** Limits of new agents (default TEST_DEFAULT_LIMITS). */
+    defaultLimits?: Limits;
+    clock?: Clock;
+  } = {},
 ): Promise<TestApp> {
   const config = { ...loadConfig({ ADMIN_TOKEN, LOG_LEVEL: "info", ...opts.env }), ...opts.config };
   const logs: string[] = [];
@@ -53,7 +77,7 @@ export async function createTestApp(
           : { dataDir: config.dataDir, secretKeyB64: TEST_SEAL_SECRET_KEY },
       ),
     );
-  const app = createApp(createServices({ config, logger, database, venue, vault }));
+  const app = createApp(createServices({ config, logger, database, venue, vault, clock: opts.clock, defaultLimits: opts.defaultLimits ?? TEST_DEFAULT_LIMITS }));
 
   const call: TestApp["call"] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };

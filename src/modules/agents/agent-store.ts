@@ -2,16 +2,24 @@
  * The database side of the agent actor: loading an agent's snapshot on
  * activation, and the small writes the actor makes itself (AgentStore port).
  */
-import { and, eq, inArray, max, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lt, max, sql } from "drizzle-orm";
 import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
-import { type ActorLimits, type AgentSnapshot, type AgentStore, type BreakerState, type CredentialsInfo, type TrackedOrder } from "../../../actors/ports.ts";
+import {
+  type ActorLimits,
+  type AgentSnapshot,
+  type AgentStore,
+  type BreakerState,
+  type CredentialsInfo,
+  type HeartbeatState,
+  type TrackedOrder,
+} from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import { agents, credentials, events, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
 
 /** Statuses whose whole notional counts; others count what filled (see countedNotional in the actor). */
-export const COUNTED = sql`case when ${orders.status} in ('awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
+export const COUNTED = sql`case when ${orders.status} in ('pending_approval','awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
 
 export type AgentLimits = Limits & ActorLimits;
 
@@ -31,7 +39,10 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
       .where(eq(agents.id, agentId));
     if (!row) return null;
     const today = new Date(now).toISOString().slice(0, 10);
-    const [active, daily, exposure, last] = await Promise.all([
+    const limits = { ...DEFAULT_LIMITS, ...(row.agent.limits as Partial<Limits>) } as AgentLimits;
+    // The runaway guards remember approvals for a minute, or for the duplicate window if longer.
+    const rememberMs = Math.max(60_000, limits.duplicate_window_s * 1000);
+    const [active, daily, exposure, last, recent] = await Promise.all([
       this.db
         .select()
         .from(orders)
@@ -50,6 +61,10 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
         .where(eq(orders.agentId, agentId))
         .groupBy(orders.conditionId),
       this.db.select({ at: max(orders.createdAt) }).from(orders).where(eq(orders.agentId, agentId)),
+      this.db
+        .select({ at: orders.createdAt, marketId: orders.marketId, side: orders.side, sizeUnits: orders.sizeUnits, price: orders.price })
+        .from(orders)
+        .where(and(eq(orders.agentId, agentId), gt(orders.createdAt, new Date(now - rememberMs)))),
     ]);
     const a = row.agent;
     return {
@@ -64,7 +79,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
         ownerAddress: a.ownerAddress ?? null,
         createdAt: a.createdAt,
       },
-      limits: { ...DEFAULT_LIMITS, ...(a.limits as Partial<Limits>) } as AgentLimits,
+      limits,
       breaker: { state: a.breakerState, reason: a.breakerReason, since: a.breakerSince },
       venueErrorStreak: a.venueErrorStreak,
       credentials: row.creds?.keyHint ? { scopes: row.creds.scopes, keyHint: row.creds.keyHint, createdAt: row.creds.createdAt } : null,
@@ -80,12 +95,21 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
           tradingDay: o.tradingDay,
           venueOrderId: o.venueOrderId,
           signatureDeadline: o.signatureDeadline,
+          approvalDeadline: o.approvalDeadline,
           filledUnits: o.filledUnits,
         }),
       ),
       dailyUsedUnits: Object.fromEntries(daily.map((d) => [d.day, BigInt(d.units)])),
       exposureUnits: Object.fromEntries(exposure.map((e) => [e.condition, BigInt(e.units)])),
       lastOrderTimestampMs: last[0]?.at ? new Date(last[0].at).getTime() : 0,
+      heartbeat:
+        a.heartbeatIntervalS !== null && a.heartbeatLastAt && a.heartbeatDeadlineAt
+          ? { intervalS: a.heartbeatIntervalS, lastAt: a.heartbeatLastAt, deadlineAt: a.heartbeatDeadlineAt }
+          : null,
+      // The same key the actor builds for an intent (market, side, size units, price text).
+      recentApprovals: recent
+        .map((r) => ({ at: r.at.getTime(), fingerprint: `${r.marketId}|${r.side}|${r.sizeUnits}|${r.price}` }))
+        .sort((x, y) => x.at - y.at),
     };
   }
 
@@ -122,6 +146,28 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
       return true;
     });
     if (changed) this.onEvents();
+  }
+
+  async saveHeartbeat(agentId: string, heartbeat: HeartbeatState | null): Promise<void> {
+    await this.db
+      .update(agents)
+      .set({
+        heartbeatIntervalS: heartbeat?.intervalS ?? null,
+        heartbeatLastAt: heartbeat?.lastAt ?? null,
+        heartbeatDeadlineAt: heartbeat?.deadlineAt ?? null,
+        updatedAt: new Date(this.clock.now()),
+      })
+      .where(eq(agents.id, agentId));
+  }
+
+  /** Agents whose heartbeat deadline has passed (`now` > deadline), for the sweep. */
+  async overdueHeartbeats(now: Date, limit = 500): Promise<string[]> {
+    const rows = await this.db
+      .select({ id: agents.id })
+      .from(agents)
+      .where(lt(agents.heartbeatDeadlineAt, now))
+      .limit(limit);
+    return rows.map((r) => r.id);
   }
 
   async saveCredentials(agentId: string, sealed: Uint8Array, info: CredentialsInfo): Promise<void> {

@@ -153,6 +153,9 @@ export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
     owner_address: v.profile.ownerAddress ?? null,
     limits: v.limits,
     breaker: { state: v.breaker.state, reason: v.breaker.reason, since: v.breaker.since?.toISOString() ?? null },
+    heartbeat: v.heartbeat
+      ? { interval_s: v.heartbeat.intervalS, last_at: v.heartbeat.lastAt.toISOString(), deadline_at: v.heartbeat.deadlineAt.toISOString() }
+      : null,
     daily_volume: { used_usdc: unitsToNumber(v.dailyUsedUnits), limit_usdc: v.limits.daily_volume_usdc, resets_at: resets.toISOString() },
     open_orders: v.openOrders,
     credentials: v.credentials

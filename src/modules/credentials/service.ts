@@ -27,6 +27,7 @@ import type { Venue, VenueCredentials } from "../../venues/venue.ts";
 import type { AgentModel } from "../agents/model.ts";
 import { type AgentService, toAgentModel } from "../agents/service.ts";
 import { ALLOWED_SCOPES, type CredentialScope, type CredentialsBody, FORBIDDEN_SCOPES } from "./model.ts";
+import { HALT_REASONS } from "../../domain/order-status.ts";
 
 export interface CredentialsServiceDeps {
   agents: AgentService;
@@ -62,7 +63,8 @@ export function validateScopes(scopes: readonly string[]): CredentialScope[] {
   return ALLOWED_SCOPES.filter((s) => scopes.includes(s));
 }
 
-const haltedByKill = (b: BreakerState) => b.state === "tripped" && b.reason === "kill";
+/** Halted by the kill switch or by a missed heartbeat (which kills the same way). */
+const haltedByKill = (b: BreakerState) => b.state === "tripped" && b.reason !== null && HALT_REASONS.has(b.reason);
 
 export class CredentialsService {
   constructor(private readonly deps: CredentialsServiceDeps) {}

@@ -14,7 +14,7 @@ import type { AgentService } from "../agents/service.ts";
 import { refusalProblem } from "../orders/refusal-problem.ts";
 import type { IntentBody } from "./model.ts";
 
-export type IntentAnswer = { status: 200 | 201; body: Record<string, unknown> };
+export type IntentAnswer = { status: 200 | 201 | 202; body: Record<string, unknown> };
 
 export class IntentService {
   constructor(private readonly deps: { agents: AgentService; clock: Clock }) {}
@@ -58,6 +58,21 @@ export class IntentService {
             order_type: answer.orderType,
             expiration: answer.expiration,
             signature_deadline: answer.signatureDeadline.toISOString(),
+            decision_id: answer.decisionId,
+            risk: riskView(answer.verdict),
+          },
+        };
+      case "pending_approval":
+        // 202: accepted and reserved, not yet executed; a person decides (docs/api.md#approval-above-a-threshold).
+        return {
+          status: 202,
+          body: {
+            order_id: answer.orderId,
+            agent_id: agentId,
+            mode: answer.mode,
+            status: "pending_approval",
+            order_hash: answer.orderHash,
+            approval_deadline: answer.approvalDeadline.toISOString(),
             decision_id: answer.decisionId,
             risk: riskView(answer.verdict),
           },

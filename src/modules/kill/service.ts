@@ -31,7 +31,8 @@ export class KillService {
     },
   ) {}
 
-  async kill(caller: Caller, agentId: string, reason: string | null) {
+  /** `breaker`: the breaker's reason, `kill` for the endpoint, `heartbeat` for a missed heartbeat (same kill otherwise). */
+  async kill(caller: Caller, agentId: string, reason: string | null, opts: { breaker?: "kill" | "heartbeat" } = {}) {
     const { agents, metrics, logger, clock } = this.deps;
     const startedAt = clock.now();
     const deadlineAt = startedAt + this.deps.deadlineMs;
@@ -47,7 +48,7 @@ export class KillService {
     );
 
     // 1. The breaker trips here, synchronously, before anything else happens (no venue call, no read).
-    const running = actor.kill(ports, { deadlineAt, concurrency: this.deps.concurrency });
+    const running = actor.kill(ports, { deadlineAt, concurrency: this.deps.concurrency, reason: opts.breaker ?? "kill" });
     // 2. Delegated credentials are opened once for the whole fan-out and wiped when it ends; the
     //    actor deletes the stored ciphertext after the cancellations.
     //    They stay open after the answer only while the fills of the cancelled orders are read.
@@ -116,6 +117,7 @@ export class KillService {
     logger.info("kill switch", {
       kill_id: killId,
       agent_id: agentId,
+      breaker_reason: opts.breaker ?? "kill",
       cancelled: result.cancelled.length,
       failed: result.failed.length,
       credentials_deleted: result.credentialsDeleted,

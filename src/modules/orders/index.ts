@@ -1,6 +1,6 @@
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
-import { ListOrdersQuery, OrderIdParam, OrderModel, ordersDetail, SubmitSignedBody } from "./model.ts";
+import { DecisionBody, ListOrdersQuery, OrderIdParam, OrderModel, ordersDetail, SubmitSignedBody } from "./model.ts";
 import type { OrderService } from "./service.ts";
 
 export function ordersModule(deps: { orders: OrderService; auth: ReturnType<typeof authPlugin> }) {
@@ -22,6 +22,19 @@ export function ordersModule(deps: { orders: OrderService; auth: ReturnType<type
       params: OrderIdParam,
       response: { 200: OrderModel },
       detail: ordersDetail.get,
+    })
+    .post("/:id/approve", ({ caller, params, body }) => orders.approve(caller, params.id, body), {
+      auth: true,
+      params: OrderIdParam,
+      body: t.Optional(DecisionBody),
+      detail: ordersDetail.approve,
+    })
+    .post("/:id/reject", ({ caller, params, body }) => orders.reject(caller, params.id, body), {
+      auth: true,
+      params: OrderIdParam,
+      body: t.Optional(DecisionBody),
+      response: { 200: OrderModel },
+      detail: ordersDetail.reject,
     })
     .delete("/:id", ({ caller, params }) => orders.cancel(caller, params.id), {
       auth: true,

@@ -33,10 +33,17 @@ export const SubmitSignedBody = t.Object(
 );
 export type SubmitSignedBody = typeof SubmitSignedBody.static;
 
+/** The optional body of approve and reject: a note recorded in the order's history. */
+export const DecisionBody = t.Object(
+  { reason: t.Optional(t.String({ minLength: 1, maxLength: 500, description: "recorded in the order's history with the decision" })) },
+  { additionalProperties: false, examples: [{ reason: "checked the market, size is fine" }] },
+);
+export type DecisionBody = typeof DecisionBody.static;
+
 export const OrderIdParam = t.Object({ id: t.String({ pattern: idPattern("ord"), description: "order id", examples: ["ord_20ew38ypczk6rwcdelno"] }) });
 
 export const OrderStatusSchema = t.Union(
-  ["awaiting_signature", "submitting", "open", "filled", "cancelled", "expired", "rejected", "failed", "unknown"].map((s) => t.Literal(s)),
+  ["pending_approval", "awaiting_signature", "submitting", "open", "filled", "cancelled", "expired", "rejected", "failed", "unknown"].map((s) => t.Literal(s)),
 );
 
 export const ListOrdersQuery = t.Object(
@@ -65,7 +72,14 @@ export const OrderModel = t.Object({
   client_order_id: t.Union([t.String(), t.Null()]),
   created_at: t.String(),
   updated_at: t.String(),
-  history: t.Array(t.Object({ status: t.String(), at: t.String(), reason: t.Union([t.String(), t.Null()]) })),
+  history: t.Array(
+    t.Object({
+      status: t.String(),
+      at: t.String(),
+      reason: t.Union([t.String(), t.Null()]),
+      by: t.Optional(t.String({ description: "who decided: the API key id of a person's approval or rejection" })),
+    }),
+  ),
 }, { examples: [ORDER_EXAMPLE] });
 export type OrderModel = typeof OrderModel.static;
 
@@ -91,10 +105,63 @@ const PayloadAnswer = t.Object({
 });
 const DelegatedAnswer = t.Object({ order_id: t.String(), agent_id: t.String(), mode: t.Literal("delegated"), status: t.String(), venue_order_id: t.Union([t.String(), t.Null()]), decision_id: t.String(), risk: RiskModel });
 const SubmitAnswer = t.Object({ order_id: t.String(), status: t.String(), venue_order_id: t.Union([t.String(), t.Null()]), order: OrderModel });
+const ApproveAnswer = t.Object({
+  order_id: t.String(),
+  agent_id: t.String(),
+  mode: t.Union([t.Literal("payload"), t.Literal("delegated")]),
+  status: t.String(),
+  order_hash: t.Union([t.String(), t.Null()]),
+  unsigned_order: t.Optional(TypedData),
+  order_type: t.Optional(OrderTypeSchema),
+  expiration: t.Optional(t.String()),
+  signature_deadline: t.Optional(t.Union([t.String(), t.Null()])),
+  venue_order_id: t.Optional(t.Union([t.String(), t.Null()])),
+  order: OrderModel,
+});
 const OrderPage = t.Object({ data: t.Array(OrderModel), next_cursor: t.Union([t.String(), t.Null()]) });
 
 const INTENT_EXAMPLE = {"order_id": "ord_20ew38ypczk6rwcdelno", "agent_id": "agt_20ew38ygo3k92ke1kcen", "mode": "payload", "status": "awaiting_signature", "unsigned_order": {"domain": {"name": "Polymarket CTF Exchange", "version": "2", "chainId": 137, "verifyingContract": "0xE111180000d2663C0091e4f400237545B87B996B"}, "types": {"EIP712Domain": [{"name": "name", "type": "string"}, {"name": "version", "type": "string"}, {"name": "chainId", "type": "uint256"}, {"name": "verifyingContract", "type": "address"}], "Order": [{"name": "salt", "type": "uint256"}, {"name": "maker", "type": "address"}, {"name": "signer", "type": "address"}, {"name": "tokenId", "type": "uint256"}, {"name": "makerAmount", "type": "uint256"}, {"name": "takerAmount", "type": "uint256"}, {"name": "side", "type": "uint8"}, {"name": "signatureType", "type": "uint8"}, {"name": "timestamp", "type": "uint256"}, {"name": "metadata", "type": "bytes32"}, {"name": "builder", "type": "bytes32"}]}, "primaryType": "Order", "message": {"salt": "8672092076819671", "maker": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "signer": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "tokenId": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "makerAmount": "4998000", "takerAmount": "10200000", "side": 0, "signatureType": 0, "timestamp": "1795490025500", "metadata": "0x0000000000000000000000000000000000000000000000000000000000000000", "builder": "0x0000000000000000000000000000000000000000000000000000000000000000"}}, "order_hash": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "order_type": "GTC", "expiration": "0", "signature_deadline": "2026-11-24T03:18:45.500Z", "decision_id": "dec_20ew38ypczlbredx0ynu", "risk": {"approved": true, "checks": [{"check": "breaker", "passed": true}, {"check": "market_filters", "passed": true}, {"check": "order_size", "passed": true}, {"check": "daily_volume", "passed": true}, {"check": "concentration", "passed": true}, {"check": "kelly_cap", "passed": true}, {"check": "price_sanity", "passed": true}, {"check": "liquidity_impact", "passed": true}]}};
 const REJECTED = new RiskRejectedError({"decision_id": "dec_20ew38ylxq9gfrinpbel", "failures": [{"check": "order_size", "code": "order_too_large", "message": "size 500 USDC is above max_order_usdc 100", "limit": 100, "actual": 500}, {"check": "concentration", "code": "concentration_exceeded", "message": "exposure 0 USDC in this market plus 500 exceeds max_market_exposure_pct 0.2 × capital_usdc 1000 = 200", "limit": 200, "actual": 500}, {"check": "kelly_cap", "code": "kelly_cap_exceeded", "message": "without a probability the size is capped at kelly_fallback_pct 0.02 × capital_usdc 1000; 500 USDC exceeds it", "limit": 20, "actual": 500}], "checks": [{"check": "breaker", "passed": true}, {"check": "market_filters", "passed": true}, {"check": "order_size", "passed": false}, {"check": "daily_volume", "passed": true}, {"check": "concentration", "passed": false}, {"check": "kelly_cap", "passed": false}, {"check": "price_sanity", "passed": true}, {"check": "liquidity_impact", "passed": true}]});
+const APPROVE_EXAMPLE = {
+  order_id: INTENT_EXAMPLE.order_id,
+  agent_id: INTENT_EXAMPLE.agent_id,
+  mode: "payload",
+  status: "awaiting_signature",
+  order_hash: INTENT_EXAMPLE.order_hash,
+  unsigned_order: INTENT_EXAMPLE.unsigned_order,
+  order_type: "GTC",
+  expiration: "0",
+  signature_deadline: INTENT_EXAMPLE.signature_deadline,
+  order: {
+    ...ORDER_EXAMPLE,
+    status: "awaiting_signature",
+    venue_order_id: null,
+    history: [
+      { at: "2026-11-24T03:13:45.500Z", reason: "approved by the risk engine; above approval_threshold_usdc, waiting for a person", status: "pending_approval" },
+      { at: "2026-11-24T03:13:45.500Z", reason: "approved by key_20ew38y1x4wvanve4gs2", status: "awaiting_signature", by: "key_20ew38y1x4wvanve4gs2" },
+    ],
+  },
+};
+const PendingAnswer = t.Object({
+  order_id: t.String(),
+  agent_id: t.String(),
+  mode: t.Union([t.Literal("payload"), t.Literal("delegated")]),
+  status: t.Literal("pending_approval"),
+  order_hash: t.String(),
+  approval_deadline: t.String({ description: "after it the order expires and its reservation is released" }),
+  decision_id: t.String(),
+  risk: RiskModel,
+});
+const PENDING_EXAMPLE = {
+  order_id: INTENT_EXAMPLE.order_id,
+  agent_id: INTENT_EXAMPLE.agent_id,
+  mode: "payload",
+  status: "pending_approval",
+  order_hash: INTENT_EXAMPLE.order_hash,
+  approval_deadline: "2026-11-24T04:13:45.500Z",
+  decision_id: INTENT_EXAMPLE.decision_id,
+  risk: INTENT_EXAMPLE.risk,
+};
 const noOrder = new NotFoundError("order");
 const notAwaiting = new InvalidStateError("order ord_20ew38ypczk6rwcdelno is open, not awaiting a signature", { order_status: "open" });
 
@@ -111,6 +178,7 @@ export const ordersDetail = {
         t.Union([PayloadAnswer, DelegatedAnswer]),
         INTENT_EXAMPLE,
       ),
+      "202": jsonResponse("Approved above the agent's approval_threshold_usdc: reserved, waiting for a person (docs/api.md#approval-above-a-threshold)", PendingAnswer, PENDING_EXAMPLE),
       ...problemResponses(
         new InvalidRequestError("/price: Expected number to be less than 1", [{ path: "/price", message: "Expected number to be less than 1" }]),
         new ForbiddenError("this key acts on another agent"),
@@ -136,6 +204,31 @@ export const ordersDetail = {
         new VenueTimeoutError({ order_id: "ord_20ew38ypczk6rwcdelno" }),
       ),
     },
+  },
+  approve: {
+    summary: "Approve an order pending approval (above the agent's approval_threshold_usdc)",
+    description:
+      "Needs an organization key that is not scoped to an agent. Payload mode: the order awaits its signature and the answer carries `unsigned_order`; delegated mode: the order is placed. The body `{reason?}` is optional. docs/api.md#approval-above-a-threshold",
+    tags: ["orders"],
+    responses: {
+      "200": jsonResponse("Approved: awaiting its signature (payload) or placed (delegated)", ApproveAnswer, APPROVE_EXAMPLE),
+      ...problemResponses(
+        new ForbiddenError("approving or rejecting an order needs an organization key that is not scoped to an agent"),
+        noOrder,
+        new InvalidStateError("the order is awaiting_signature, not pending approval", { order_status: "awaiting_signature" }),
+        new OrderExpiredError("ord_20ew38ypczk6rwcdelno", "order ord_20ew38ypczk6rwcdelno passed its approval deadline"),
+      ),
+    },
+  },
+  reject: {
+    summary: "Reject an order pending approval; its reservation is released",
+    description: "Needs an organization key that is not scoped to an agent. The body `{reason?}` is optional and recorded in the order's history.",
+    tags: ["orders"],
+    responses: problemResponses(
+      new ForbiddenError("approving or rejecting an order needs an organization key that is not scoped to an agent"),
+      noOrder,
+      new InvalidStateError("the order is open, not pending approval", { order_status: "open" }),
+    ),
   },
   list: { summary: "List orders (filter by agent_id and status)", tags: ["orders"], responses: { "200": jsonResponse("A page of orders, newest first", OrderPage, { data: [ORDER_EXAMPLE], next_cursor: null }) } },
   get: { summary: "Get an order with its status history", tags: ["orders"], responses: problemResponses(noOrder) },

@@ -13,7 +13,7 @@ export function refusalProblem(r: Refusal): ProblemError {
       return new InvalidStateError(r.detail, extra);
     }
     case "expired":
-      return new OrderExpiredError(r.orderId);
+      return new OrderExpiredError(r.orderId, r.detail);
     case "invalid_signature":
       return new InvalidSignatureError(r.reason);
     case "venue_unavailable":

@@ -10,7 +10,8 @@ import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { AgentService } from "../agents/service.ts";
 import { busyAware } from "../intents/service.ts";
-import type { SubmitSignedBody } from "./model.ts";
+import { ORDER_TYPES } from "../../eip712/order-typed-data.ts";
+import type { DecisionBody, SubmitSignedBody } from "./model.ts";
 import { toOrderModel } from "./order-view.ts";
 import { refusalProblem } from "./refusal-problem.ts";
 
@@ -64,15 +65,67 @@ export class OrderService {
     return toOrderModel(done.order);
   }
 
-  /** Expires unsigned orders past their deadline (through their actors), releasing their reservations. */
+  /**
+   * A person's approval of an order pending approval (docs/api.md#approval-above-a-threshold): an
+   * organization key not scoped to an agent, so an agent cannot approve its own orders. Payload mode
+   * answers the unsigned order to sign; delegated mode places it.
+   */
+  async approve(caller: Caller, id: string, body: DecisionBody | null | undefined) {
+    const row = await this.decidable(caller, id);
+    const actor = await this.deps.agents.actorFor(caller, row.agentId);
+    const done = await busyAware(() => actor.approve({ order: row, by: deciderOf(caller), reason: body?.reason ?? null }));
+    if (done.kind !== "ok") throw refusalProblem(done);
+    const o = done.order;
+    const base = { order_id: o.id, agent_id: o.agentId, mode: o.mode, status: o.status, order_hash: o.orderHash };
+    if (o.status === "awaiting_signature" && o.typedData) {
+      return {
+        ...base,
+        unsigned_order: {
+          domain: o.typedData.domain,
+          types: { EIP712Domain: ORDER_TYPES.EIP712Domain.map((f) => ({ ...f })), Order: ORDER_TYPES.Order.map((f) => ({ ...f })) },
+          primaryType: "Order" as const,
+          message: o.typedData.message,
+        },
+        order_type: o.orderType,
+        expiration: o.expiration,
+        signature_deadline: o.signatureDeadline?.toISOString() ?? null,
+        order: toOrderModel(o),
+      };
+    }
+    return { ...base, venue_order_id: o.venueOrderId, order: toOrderModel(o) };
+  }
+
+  /** A person's rejection of an order pending approval: `rejected`, its reservation released. */
+  async reject(caller: Caller, id: string, body: DecisionBody | null | undefined) {
+    const row = await this.decidable(caller, id);
+    const actor = await this.deps.agents.actorFor(caller, row.agentId);
+    const done = await busyAware(() => actor.reject({ order: row, by: deciderOf(caller), reason: body?.reason ?? null }));
+    if (done.kind !== "ok") throw refusalProblem(done);
+    return toOrderModel(done.order);
+  }
+
+  /** An order a person of its organization may decide on: 404 for others' orders, 403 for any agent-scoped caller. */
+  private async decidable(caller: Caller, id: string): Promise<OrderRow> {
+    const row = await this.visible(caller, id);
+    if (caller.agentId) throw new ForbiddenError("approving or rejecting an order needs an organization key that is not scoped to an agent");
+    return row;
+  }
+
+  /**
+   * Expires unsigned orders past their signature deadline, and orders pending approval whose
+   * approval deadline has come, through their actors, releasing their reservations.
+   */
   async expireDue(now = new Date()): Promise<number> {
-    const due = await this.deps.repo.dueForExpiry(now);
+    const due = [
+      ...(await this.deps.repo.dueForExpiry(now)).map((o) => ({ ...o, phase: "awaiting_signature" as const })),
+      ...(await this.deps.repo.dueForApprovalExpiry(now)).map((o) => ({ ...o, phase: "pending_approval" as const })),
+    ];
     let n = 0;
-    for (const { id, agentId } of due) {
+    for (const { id, agentId, phase } of due) {
       // Through the agent's actor (activating it if need be), so a snapshot being loaded cannot
       // keep a reservation the database has released; a submission in progress wins.
       const actor = await this.deps.agents.registry.get(agentId);
-      if (actor && (await actor.expire(id))) n++;
+      if (actor && (await actor.expire(id, phase))) n++;
     }
     return n;
   }
@@ -101,4 +154,9 @@ export class OrderService {
     }
     return { settled, pending };
   }
+}
+
+/** Who decided, as recorded in the order's history: the API key's id. */
+function deciderOf(caller: Caller): string {
+  return caller.kind === "api_key" ? caller.keyId : `x402:${caller.payer}`;
 }

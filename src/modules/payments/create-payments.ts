@@ -18,6 +18,8 @@ export function createPayments(deps: {
   agents: AgentService;
   orders: OrderService;
   logger: Logger;
+  /** The limits a paying wallet's new agent gets (default: the service defaults). */
+  defaultLimits?: Record<string, unknown>;
   /** Whether a request replays a completed one (its used payment is then let through to the replay). */
   replays?: { hasStoredAnswer(request: Request): Promise<boolean> };
   /** The facilitator to use instead of the configured one (tests). */
@@ -36,7 +38,7 @@ export function createPayments(deps: {
     rateLimiter: deps.rateLimiter,
     agents: deps.agents,
     orders: deps.orders,
-    defaultLimits: { ...DEFAULT_LIMITS },
+    defaultLimits: { ...(deps.defaultLimits ?? DEFAULT_LIMITS) },
     logger: deps.logger,
     replays: deps.replays,
   });
