@@ -167,7 +167,7 @@ export function createServices(parts: { config: Config; logger: Logger; database
       agents,
       orders,
       logger,
-      replays: { hasStoredAnswer: (request) => hasStoredAnswer(idempotencyStore, request) },
+      replays: { hasStoredAnswer: (request, caller) => hasStoredAnswer(idempotencyStore, request, caller) },
     }),
     eventLog,
     events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
