@@ -10,10 +10,18 @@ import { NotFoundError, RateLimitedError, UnauthenticatedError } from "../errors
 import type { ApiKeyService } from "../modules/api-keys/service.ts";
 import type { Caller } from "./caller.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import { requestMeta } from "./request-meta.ts";
 
 /** Asked for the caller of a request without X-API-Key (x402, src/modules/payments): null when it does not apply. */
 export interface PaidCallerHook {
   callerFor(request: Request): Promise<Caller | null>;
+}
+
+/** The authenticated caller goes into the request's meta: Idempotency-Key records belong to it (src/http/idempotency.ts). */
+function remember(request: Request, caller: Caller): Caller {
+  const meta = requestMeta(request);
+  if (meta) meta.caller = caller;
+  return caller;
 }
 
 export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter; payments?: PaidCallerHook }) {
@@ -33,14 +41,14 @@ export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | 
         const key = request.headers.get("x-api-key");
         if (!key && deps.payments) {
           const paid = await deps.payments.callerFor(request);
-          if (paid) return paid;
+          if (paid) return remember(request, paid);
         }
         if (!key || key.length > 200) throw new UnauthenticatedError();
         const found = await deps.apiKeys.authenticate(key);
         if (!found) throw new UnauthenticatedError("the API key is unknown or revoked");
         const wait = deps.rateLimiter.take(found.keyId);
         if (wait > 0) throw new RateLimitedError(wait);
-        return { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId } satisfies Caller;
+        return remember(request, { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId });
       })();
       callers.set(request, pending);
     }

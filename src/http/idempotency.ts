@@ -1,9 +1,11 @@
 /**
  * Idempotency-Key replay (docs/api.md#conventions) as lifecycle hooks. It runs after authentication (the route's
  * `auth` or `admin` hooks refuse a bad credential, and charge the rate limit, before this claims
- * anything), so a revoked key never replays what it was once answered. An x402 payment is checked
- * there too: a used one is let through only when hasStoredAnswer says the request is a replay, and
- * then only to be answered from the record (RequestMeta.replayOnly). The first request with a key
+ * anything), so a revoked key never replays what it was once answered; records belong to the
+ * authenticated caller (credentialOf: the API key, or the x402 payer's wallet). An x402 payment is
+ * checked there too: a used one is let through only when hasStoredAnswer says the request is a replay, and
+ * then only to be answered from the record (RequestMeta.replayOnly); a fresh one that comes with a
+ * request answered from the record is not charged (RequestMeta.answeredFromRecord). The first request with a key
  * claims it; its answer (success or problem) is stored, sealed, and replayed for 24 hours; the same
  * key with another body is 409. Answers that say nothing about the request (401, 402, 429, 503, 500) are
  * released so a retry runs again.
@@ -12,6 +14,7 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
 import { Elysia } from "elysia";
 import { IdempotencyConflictError, InternalError, InvalidRequestError } from "../errors/errors.ts";
 import type { Logger } from "../observability/logger.ts";
+import type { Caller } from "./caller.ts";
 import type { IdempotencyStore } from "./idempotency-store.ts";
 import { requestMeta } from "./request-meta.ts";
 
@@ -25,7 +28,19 @@ interface RecordKey {
   bodyKey: Buffer;
 }
 
-function recordKeyOf(request: Request): RecordKey | null {
+/**
+ * Whom a request's records belong to, so only they can replay them: the authenticated caller. An API
+ * key's records are its own (the raw key, a secret, also seals the bodies); an x402 payer's are the
+ * wallet's, whatever payment header came with the request (each retry of a paying client signs a new
+ * authorization, and it is the same caller); the admin bearer token's its own (POST /v1/orgs answers
+ * with a new API key); a route without authentication shares one anonymous scope.
+ */
+function credentialOf(request: Request, caller: Caller | undefined): string {
+  if (caller?.kind === "x402") return `x402 payer ${caller.payer.toLowerCase()}`;
+  return request.headers.get("x-api-key") ?? request.headers.get("authorization") ?? "anonymous";
+}
+
+function recordKeyOf(request: Request, caller: Caller | undefined): RecordKey | null {
   if (request.method !== "POST") return null;
   const idemKey = request.headers.get("idempotency-key");
   if (idemKey === null) return null;
@@ -34,14 +49,7 @@ function recordKeyOf(request: Request): RecordKey | null {
   }
   const body = requestMeta(request)?.rawBody ?? "";
   const url = new URL(request.url);
-  // Records belong to the credential the request carries, so only its holder can replay them
-  // (the admin bearer token counts too: POST /v1/orgs answers with a new API key).
-  const credential =
-    request.headers.get("x-api-key") ??
-    request.headers.get("authorization") ??
-    request.headers.get("payment-signature") ??
-    request.headers.get("x-payment") ??
-    "anonymous";
+  const credential = credentialOf(request, caller);
   return {
     idemKey,
     scope: sha256(credential),
@@ -53,15 +61,15 @@ function recordKeyOf(request: Request): RecordKey | null {
 }
 
 /**
- * Whether the request is a replay of a completed one: same credential, Idempotency-Key and request,
- * answer stored. Asked by the x402 payment check for a payment whose nonce is used (the record is
- * scoped to that exact payment header, so only its holder can replay it); the request must then
- * still be answered by the replay itself (RequestMeta.replayOnly), not run.
+ * Whether the request is a replay of a completed one of `caller`: same Idempotency-Key and request,
+ * answer stored. Asked by the x402 payment check, for a payer proven by a payment whose nonce is
+ * used (src/modules/payments/payment-service.ts), before the request's caller is settled; the request
+ * must then still be answered by the replay itself (RequestMeta.replayOnly), not run.
  */
-export async function hasStoredAnswer(store: IdempotencyStore, request: Request): Promise<boolean> {
+export async function hasStoredAnswer(store: IdempotencyStore, request: Request, caller: Caller): Promise<boolean> {
   let k: RecordKey | null;
   try {
-    k = recordKeyOf(request);
+    k = recordKeyOf(request, caller);
   } catch {
     return false;
   }
@@ -73,7 +81,7 @@ export function idempotency(deps: { store: IdempotencyStore; logger: Logger }) {
   return new Elysia({ name: "idempotency" })
     .onBeforeHandle({ as: "global" }, async ({ request, set }) => {
       const meta = requestMeta(request);
-      const k = recordKeyOf(request);
+      const k = recordKeyOf(request, meta?.caller);
       if (k === null) {
         if (meta?.replayOnly) throw meta.replayOnly;
         return;
@@ -85,6 +93,8 @@ export function idempotency(deps: { store: IdempotencyStore; logger: Logger }) {
         if (claim.kind === "claimed") await store.release(scope, idemKey).catch(() => undefined);
         throw meta.replayOnly;
       }
+      // Answered without running the request: a payment that came with it is not charged.
+      if (meta && claim.kind !== "claimed") meta.answeredFromRecord = claim.kind;
       if (claim.kind === "conflict") throw new IdempotencyConflictError();
       if (claim.kind === "in_progress") {
         const e = new IdempotencyConflictError();

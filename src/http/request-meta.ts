@@ -1,4 +1,6 @@
-/** Per-request facts the HTTP plugins learn and share (request id, start time, raw body, idempotency finisher). */
+import type { Caller } from "./caller.ts";
+
+/** Per-request facts the HTTP plugins learn and share (request id, start time, raw body, caller, idempotency finisher). */
 export interface RequestMeta {
   id: string;
   startedAt: number;
@@ -8,11 +10,19 @@ export interface RequestMeta {
   rawBody?: string;
   /** The body was declared JSON but did not parse. */
   invalidJson?: boolean;
+  /** Set by the auth plugin once the request is authenticated: the idempotency record's owner. */
+  caller?: Caller;
+  /**
+   * Set by the idempotency plugin when it answers without running the request: the stored answer
+   * (replay) or a 409 (another body under the key, or the first request still running). A payment
+   * that came with such a request is not charged (src/modules/payments/payment-service.ts).
+   */
+  answeredFromRecord?: "replay" | "conflict" | "in_progress";
   /** Set by the idempotency plugin once it claimed a key: stores (or releases) the final answer. */
   finish?: (response: Response) => Promise<Response>;
   /**
    * Set when the request was let through only to be answered from its Idempotency-Key record (x402:
-   * a payment whose nonce is used, on a replay of the request it paid for): the idempotency plugin
+   * a used payment of the payer, on a replay of a request the payer made): the idempotency plugin
    * throws this error instead of running the request when there is nothing to replay.
    */
   replayOnly?: Error;

@@ -1,16 +1,19 @@
 /**
- * A used x402 payment is accepted again only to replay the stored answer of the request it paid for
- * (same PAYMENT-SIGNATURE, Idempotency-Key and request): nothing is verified, settled or created
- * again. Any other use of its nonce is 402 invalid_exact_evm_nonce_already_used, and a record that is
- * gone by the time the replay claims it leaves the request refused, not run unpaid.
+ * Idempotency-Key records of paid requests belong to the payer (the wallet), not to the payment
+ * header: a payer's retry with a new payment replays the stored answer and that payment is not
+ * charged; another body under the key is 409; another payer's key is its own. A used payment is
+ * accepted again only, as the very authorization recorded, to replay a stored answer of its payer:
+ * nothing is verified, settled or created again. Any other use of its nonce is 402
+ * invalid_exact_evm_nonce_already_used, and a record that is gone by the time the replay claims it
+ * leaves the request refused, not run unpaid.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { decodePaymentRequiredHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader } from "@x402/core/http";
 import { sql } from "drizzle-orm";
 import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase, rowsOf } from "../support/databases.ts";
 import { expectProblem } from "../support/payload.ts";
-import { clientPayment, footprint, intent, newWallet, paymentRequiredOf, paymentRows, x402App } from "./x402-support.ts";
+import { clientPayment, footprint, handPayment, intent, newWallet, paymentRequiredOf, paymentRows, x402App } from "./x402-support.ts";
 
 describeEachDatabase("x402 replays under Idempotency-Key", (_kind, database) => {
   let t: TestApp;
@@ -58,12 +61,63 @@ describeEachDatabase("x402 replays under Idempotency-Key", (_kind, database) => 
     nonceUsed(await t.call("POST", "/v1/orders/intent", { body: intent(), headers: pay }));
     nonceUsed(await t.call("POST", "/v1/orders/submit-signed", { body: intent(), headers: { ...pay, "idempotency-key": key } }));
     nonceUsed(await t.call("GET", "/v1/agents", { headers: { ...pay, "idempotency-key": key } }));
-    // The same key with a new payment of the same wallet is a new request under another credential: it runs.
+    // Another authorization over the used nonce (not the one verified and recorded) proves nothing: 402, not a replay,
+    // whether another key signed it for the payer or the payer re-signed the nonce with other terms.
+    const nonce = (decodePaymentSignatureHeader(header) as any).payload.authorization.nonce;
+    nonceUsed(await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "idempotency-key": key, "payment-signature": await handPayment(payer, { nonce, signer: newWallet() }) } }));
+    nonceUsed(await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "idempotency-key": key, "payment-signature": await handPayment(payer, { nonce, validBefore: String(Math.floor(Date.now() / 1000) + 200) }) } }));
+    expect(await footprint(await database(), payer.address)).toEqual({ payments: 1, wallets: 1, agents: 1, orders: 1 });
+  });
+
+  test("the payer's retry with a new payment (same key and body) replays the answer; that payment is not charged", async () => {
+    const { payer, key, paid } = await paidIntent();
+    for (let i = 0; i < 2; i++) {
+      const fresh = await clientPayment(payer, await paymentRequiredOf(t, "POST", "/v1/orders/intent"));
+      const again = await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "payment-signature": fresh, "idempotency-key": key } });
+      expect(again.status).toBe(201);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.headers.get("payment-response")).toBeNull();
+      expect(again.body).toEqual(paid.body);
+      // The retry's own header now replays too: its authorization was verified and recorded (failed, not charged).
+      const exact = await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "payment-signature": fresh, "idempotency-key": key } });
+      expect(exact.status).toBe(201);
+      expect(exact.body).toEqual(paid.body);
+    }
+    expect(await footprint(await database(), payer.address)).toEqual({ payments: 3, wallets: 1, agents: 1, orders: 1 });
+    const rows = await paymentRows(await database(), payer.address);
+    expect(rows.map((r) => r.status)).toEqual(["settled", "failed", "failed"]);
+    for (const r of rows.slice(1)) {
+      expect(r.failure_reason).toBe("not charged: answered from the Idempotency-Key record (its stored answer was replayed)");
+      expect(r.transaction).toBeNull();
+      expect(r.response_status).toBe(201);
+    }
+  });
+
+  test("the same key with another body from the payer is 409, not charged; another payer's same key is its own", async () => {
+    const { payer, key, paid } = await paidIntent();
     const fresh = await clientPayment(payer, await paymentRequiredOf(t, "POST", "/v1/orders/intent"));
-    const again = await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "payment-signature": fresh, "idempotency-key": key } });
-    expect(again.status).toBe(201);
-    expect(again.headers.get("idempotent-replayed")).toBeNull();
-    expect(await footprint(await database(), payer.address)).toEqual({ payments: 2, wallets: 1, agents: 1, orders: 2 });
+    const conflict = await t.call("POST", "/v1/orders/intent", { body: intent({ size_usdc: 6 }), headers: { "payment-signature": fresh, "idempotency-key": key } });
+    expectProblem(conflict, 409, "idempotency_conflict");
+    expect(conflict.headers.get("payment-response")).toBeNull();
+    expect((await paymentRows(await database(), payer.address)).map((r) => [r.status, r.failure_reason])).toEqual([
+      ["settled", null],
+      ["failed", "not charged: answered from the Idempotency-Key record (409, another request under the key)"],
+    ]);
+
+    // Another wallet, the same key and body: a request of its own, run and charged; nothing of the first payer's shows.
+    const other = newWallet();
+    const theirs = await t.call("POST", "/v1/orders/intent", {
+      body: intent(),
+      headers: { "payment-signature": await clientPayment(other, await paymentRequiredOf(t, "POST", "/v1/orders/intent")), "idempotency-key": key },
+    });
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get("idempotent-replayed")).toBeNull();
+    expect(theirs.headers.get("payment-response")).not.toBeNull();
+    expect(theirs.body.order_id).not.toBe(paid.body.order_id);
+    expect(theirs.text).not.toContain(paid.body.agent_id);
+    expect(await footprint(await database(), other.address)).toEqual({ payments: 1, wallets: 1, agents: 1, orders: 1 });
+    expect((await paymentRows(await database(), other.address)).map((r) => r.status)).toEqual(["settled"]);
+    expect(await footprint(await database(), payer.address)).toEqual({ payments: 2, wallets: 1, agents: 1, orders: 1 });
   });
 
   test("a record gone between the check and the claim leaves the request refused (402), not run unpaid", async () => {

@@ -4,70 +4,13 @@
  * the service replays the first answer, so no order is placed twice.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createServer, type Server } from "node:http";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BrokerClient, NetworkError, type PayloadIntentAnswer } from "../../packages/sdk/src/client.ts";
 import { DEM_YES } from "../support/payload.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { hookedVenue } from "../support/hooked-venue.ts";
+import { type FaultProxy, startProxy } from "./fault-proxy.ts";
 import { newOrgClient, serveTestApp, type LiveService } from "./serve.ts";
-
-interface FaultProxy {
-  url: string;
-  /**
-   * Faults for the next requests to a path: "drop" forwards and destroys the socket once the service
-   * has answered; "cut" forwards and destroys it at once, while the service is still working; "503"
-   * answers 503 without forwarding.
-   */
-  plan: Map<string, Fault[]>;
-  seen: { method: string; path: string; key: string | undefined; forwarded: boolean; status?: number }[];
-  close(): Promise<void>;
-}
-
-type Fault = "drop" | "cut" | "503";
-
-function startProxy(upstream: string): Promise<FaultProxy> {
-  const plan = new Map<string, Fault[]>();
-  const seen: FaultProxy["seen"] = [];
-  const server: Server = createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const path = (req.url ?? "/").split("?")[0]!;
-    const fault = plan.get(path)?.shift();
-    const key = req.headers["idempotency-key"] as string | undefined;
-    const record: FaultProxy["seen"][number] = { method: req.method!, path, key, forwarded: fault !== "503" };
-    seen.push(record);
-    if (fault === "503") {
-      res.writeHead(503, { "content-type": "application/problem+json", "retry-after": "0" });
-      res.end(JSON.stringify({ type: "about:blank", title: "Service unavailable", status: 503, code: "unavailable", detail: "proxy fault" }));
-      return;
-    }
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection") headers[k] = v;
-    const pending = fetch(upstream + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-    if (fault === "cut") {
-      req.socket.destroy();
-      await pending.then((a) => a.arrayBuffer()).catch(() => undefined);
-      return;
-    }
-    const answer = await pending;
-    const body = Buffer.from(await answer.arrayBuffer());
-    record.status = answer.status;
-    if (fault === "drop") {
-      // The service has done the work; the caller never hears of it.
-      req.socket.destroy();
-      return;
-    }
-    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/json" });
-    res.end(body);
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      resolve({ url: `http://127.0.0.1:${port}`, plan, seen, close: () => new Promise<void>((r) => server.close(() => r())) });
-    }),
-  );
-}
 
 describeEachDatabase("sdk retries through a fault-injecting proxy", (_kind, database) => {
   let live: LiveService;

@@ -1,6 +1,7 @@
 /** Builds the x402 payment service from the configuration: the terms, the facilitator and the store. */
 import type { Config } from "../../config.ts";
 import type { Db } from "../../db/database.ts";
+import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { DEFAULT_LIMITS } from "../../risk/limits.ts";
 import type { AgentService } from "../agents/service.ts";
@@ -21,7 +22,7 @@ export function createPayments(deps: {
   /** The limits a paying wallet's new agent gets (default: the service defaults). */
   defaultLimits?: Record<string, unknown>;
   /** Whether a request replays a completed one (its used payment is then let through to the replay). */
-  replays?: { hasStoredAnswer(request: Request): Promise<boolean> };
+  replays?: { hasStoredAnswer(request: Request, caller: Caller): Promise<boolean> };
   /** The facilitator to use instead of the configured one (tests). */
   facilitator?: PaymentFacilitator;
 }): PaymentService {

@@ -6,12 +6,15 @@
  *    @x402/core, matched against our one payment option, its nonce checked against every payment
  *    ever recorded, and verified by the facilitator. Then the wallet's rate limit applies, and the
  *    nonce is reserved durably (a unique row) before the handler runs. A used nonce is refused (402),
- *    except on a replay of the request it paid for (same header and Idempotency-Key): replayCaller. The payer's agent is found
+ *    except, with that very authorization, on a replay of a stored answer of its payer (same
+ *    Idempotency-Key and request): replayCaller. The payer's agent is found
  *    or created (payload mode, the service's default limits) and becomes the request's caller.
  * 3. After the handler (finish): an answer below 500 is settled and carries PAYMENT-RESPONSE. When
  *    settlement fails, what the request created is undone (an unsigned order and its decision are
  *    deleted; an order it forwarded is cancelled; an agent it created is deleted) and the answer is
  *    402 with the reason. A 5xx is not settled: the payment is marked failed and its nonce stays used.
+ *    Nor is an answer the Idempotency-Key layer gave without running the request (the payer's retry
+ *    under the same key, with a new payment): notCharged.
  */
 import { encodePaymentRequiredHeader, encodePaymentResponseHeader, decodePaymentSignatureHeader } from "@x402/core/http";
 import { parsePaymentPayload } from "@x402/core/schemas";
@@ -88,7 +91,7 @@ export class PaymentService implements PaymentHook {
       defaultLimits: Record<string, unknown>;
       logger: Logger;
       /** Whether a request is a replay of a completed one under its Idempotency-Key (src/http/idempotency.ts). */
-      replays?: { hasStoredAnswer(request: Request): Promise<boolean> };
+      replays?: { hasStoredAnswer(request: Request, caller: Caller): Promise<boolean> };
     },
   ) {}
 
@@ -167,9 +170,12 @@ export class PaymentService implements PaymentHook {
     const auth = (inner as Eip3009Payload).authorization;
     const payer = getAddress(auth.from);
     const nonceKey = { network: terms.network, asset: terms.asset.toLowerCase(), payer: payer.toLowerCase(), nonce: auth.nonce.toLowerCase() };
-    if (await this.deps.store.nonceSeen(nonceKey)) {
+    const recorded = await this.deps.store.paymentWithNonce(nonceKey);
+    if (recorded) {
       const used = refused(NONCE_USED, "this authorization's nonce was already used");
-      const replaying = await this.replayCaller(request, nonceKey.payer, used);
+      // The payer is proven only by the very authorization that was verified when it was recorded:
+      // another signature over the payer's nonce proves nothing, and replays nothing.
+      const replaying = sameAuthorization(recorded, inner as Eip3009Payload) ? await this.replayCaller(request, nonceKey.payer, used) : null;
       if (replaying) return replaying;
       throw used;
     }
@@ -236,21 +242,23 @@ export class PaymentService implements PaymentHook {
   }
 
   /**
-   * A used payment is taken once more only to replay the stored answer of the request it paid for
-   * (same payment header, Idempotency-Key and request; the record is scoped to that exact header):
-   * no session, so nothing is verified, settled or charged again. The wallet's rate limit applies,
-   * as to an API key's replay. The idempotency plugin then answers from the record, or refuses with
-   * `used` when there is none left to replay (RequestMeta.replayOnly), so the request never runs.
+   * A used payment is taken once more only to replay a stored answer of its payer (same
+   * Idempotency-Key and request; records belong to the payer, src/http/idempotency.ts): no session,
+   * so nothing is verified, settled or charged again. The wallet's rate limit applies, as to an API
+   * key's replay. The idempotency plugin then answers from the record, or refuses with `used` when
+   * there is none left to replay (RequestMeta.replayOnly), so the request never runs.
    */
   private async replayCaller(request: Request, payer: string, used: PaymentProblem): Promise<Caller | null> {
     const meta = requestMeta(request);
-    if (!meta || !this.deps.replays || !(await this.deps.replays.hasStoredAnswer(request))) return null;
+    if (!meta || !this.deps.replays) return null;
     const wallet = await this.deps.store.walletOf(payer);
     if (!wallet) return null;
+    const caller: Caller = { kind: "x402", orgId: wallet.orgId, payer, agentId: wallet.agentId };
+    if (!(await this.deps.replays.hasStoredAnswer(request, caller))) return null;
     const wait = this.deps.rateLimiter.take(`x402:${payer}`);
     if (wait > 0) throw new RateLimitedError(wait);
     meta.replayOnly = used;
-    return { kind: "x402", orgId: wallet.orgId, payer, agentId: wallet.agentId };
+    return caller;
   }
 
   hasSession(request: Request): boolean {
@@ -267,6 +275,7 @@ export class PaymentService implements PaymentHook {
     if (!s || s.done) return null;
     s.done = true;
     const { store, logger } = this.deps;
+    if (await this.notCharged(request, s, status)) return null;
     if (status >= 500) {
       await store.finish(s.paymentId, { status: "failed", failureReason: `not settled: the request answered ${status}`, responseStatus: status });
       return null;
@@ -306,7 +315,30 @@ export class PaymentService implements PaymentHook {
     const s = this.sessions.get(request);
     if (!s || s.done) return;
     s.done = true;
+    if (await this.notCharged(request, s, null)) return;
     await this.deps.store.finish(s.paymentId, { status: "failed", failureReason: "not settled: the request ended without an answer" }).catch(() => undefined);
+  }
+
+  /**
+   * A payment that came with a request the Idempotency-Key layer answered without running it (the
+   * stored answer of the payer's earlier request, or a 409) is not charged: not settled, marked
+   * failed with the reason, its nonce used up like any other recorded one, and no PAYMENT-RESPONSE.
+   * An agent its reservation created (none, in practice: a payer with records has one) is removed.
+   */
+  private async notCharged(request: Request, s: Session, status: number | null): Promise<boolean> {
+    const answered = requestMeta(request)?.answeredFromRecord;
+    if (!answered) return false;
+    const { store, logger } = this.deps;
+    const why = answered === "replay" ? "its stored answer was replayed" : answered === "conflict" ? "409, another request under the key" : "409, the first request is still running";
+    await store
+      .finish(s.paymentId, { status: "failed", failureReason: `not charged: answered from the Idempotency-Key record (${why})`, responseStatus: status })
+      .catch((error) => logger.error("x402: an uncharged payment could not be recorded", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) }));
+    if (s.createdAgent) {
+      await store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId: s.caller.agentId }).catch((error) => {
+        logger.error("x402: removing the agent of an uncharged request failed", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
+      });
+    }
+    return true;
   }
 
   /** Undoes what an unpaid request created: see the module comment. Failures are logged, never thrown. */
@@ -361,6 +393,23 @@ export function toPaymentModel(r: PaymentRow): PaymentModel {
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   };
+}
+
+/** Whether a presented EIP-3009 authorization is exactly the one recorded (`payments.payload`, a PaymentPayload). */
+function sameAuthorization(recorded: Record<string, unknown>, presented: Eip3009Payload): boolean {
+  const r = recorded.payload as Partial<Eip3009Payload> | undefined;
+  const a = r?.authorization;
+  const p = presented.authorization;
+  if (!a || typeof r?.signature !== "string") return false;
+  return (
+    r.signature.toLowerCase() === presented.signature.toLowerCase() &&
+    sameAddress(a.from, p.from) &&
+    sameAddress(a.to, p.to) &&
+    a.value === p.value &&
+    a.validAfter === p.validAfter &&
+    a.validBefore === p.validBefore &&
+    a.nonce.toLowerCase() === p.nonce.toLowerCase()
+  );
 }
 
 function sameAddress(a: string, b: string): boolean {

@@ -22,14 +22,14 @@ class LostRace extends Error {}
 export class PaymentStore {
   constructor(private readonly db: Db) {}
 
-  /** Whether an authorization with this nonce was ever recorded (any status). */
-  async nonceSeen(k: { network: string; asset: string; payer: string; nonce: string }): Promise<boolean> {
+  /** The payload of the authorization recorded with this nonce (any status), or null when it was never seen. */
+  async paymentWithNonce(k: { network: string; asset: string; payer: string; nonce: string }): Promise<Record<string, unknown> | null> {
     const [row] = await this.db
-      .select({ id: payments.id })
+      .select({ payload: payments.payload })
       .from(payments)
       .where(and(eq(payments.network, k.network), eq(payments.asset, k.asset), eq(payments.payer, k.payer), eq(payments.nonce, k.nonce)))
       .limit(1);
-    return !!row;
+    return row ? (row.payload as Record<string, unknown>) : null;
   }
 
   /** Records the payment, reserving its nonce; false when the nonce is already taken. */
