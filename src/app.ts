@@ -195,12 +195,8 @@ export function createServices(parts: {
       agents,
       orders,
       logger,
-<<<<<<< HEAD
       defaultLimits,
-      replays: { hasStoredAnswer: (request) => hasStoredAnswer(idempotencyStore, request) },
-=======
       replays: { hasStoredAnswer: (request, caller) => hasStoredAnswer(idempotencyStore, request, caller) },
->>>>>>> x402fix2
     }),
     eventLog,
     events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
