@@ -1,5 +1,5 @@
 /**
- * The shapes of the brokerage REST API (CONTRACT sections 2-12, 14), snake_case as on the wire.
+ * The shapes of the brokerage REST API (the service's docs/api.md and docs/events.md), snake_case as on the wire.
  * test/sdk/openapi-drift.test.ts checks the routes, parameters and request fields against the
  * service's OpenAPI document so these cannot drift unnoticed.
  */
@@ -40,7 +40,7 @@ export interface PageQuery {
   cursor?: string;
 }
 
-/** One outcome token (CONTRACT 11.4). Prices and sizes are exact decimal strings. */
+/** One outcome token (docs/api.md#markets). Prices and sizes are exact decimal strings. */
 export interface Market {
   market_id: string;
   condition_id: string;
