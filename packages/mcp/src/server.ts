@@ -196,6 +196,15 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       const body = toIntent(a);
       if (a.client_order_id) body.client_order_id = a.client_order_id;
       const answer = await client.placeIntent(body);
+      if (answer.status === "pending_approval") {
+        return ok({
+          order_id: answer.order_id,
+          mode: answer.mode,
+          status: answer.status,
+          order_hash: answer.order_hash ?? undefined,
+          next_step: `The size is above the agent's approval threshold: the order is reserved and waits for a person to approve or reject it before ${answer.approval_deadline}. Follow it with get_order; do not place it again.`,
+        });
+      }
       if (answer.mode === "delegated") {
         return ok({ order_id: answer.order_id, mode: "delegated", status: answer.status, venue_order_id: answer.venue_order_id, next_step: "The order is at the venue; follow it with get_order." });
       }
