@@ -305,7 +305,7 @@ export interface Order {
   client_order_id: string | null;
   created_at: string;
   updated_at: string;
-  history: { status: string; at: string; reason: string | null }[];
+  history: { status: string; at: string; reason: string | null; by?: string }[];
   [extra: string]: unknown;
 }
 export interface ListOrdersQuery extends PageQuery {
