@@ -21,7 +21,7 @@ const ROOT = resolve(import.meta.dir, "../..");
 /** Children find this very bun first (`bun run mcp` calls bun again). */
 const PATH_WITH_BUN = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 const NODE = Bun.which("node") ?? "node";
-const TOOLS = ["list_markets", "get_market", "check_intent", "place_intent", "sign_and_submit", "get_order", "list_orders", "cancel_order", "get_agent", "kill_switch"];
+const TOOLS = ["list_markets", "get_market", "check_intent", "place_intent", "sign_and_submit", "get_order", "list_orders", "cancel_order", "get_agent", "kill_switch", "heartbeat"];
 const READS = ["list_markets", "get_market", "check_intent", "get_order", "list_orders", "get_agent"];
 
 interface AnyClient {
@@ -133,7 +133,7 @@ for (const v of VARIANTS) {
         const negotiated = (client as any).getNegotiatedProtocolVersion?.() ?? (transport as any).protocolVersion ?? null;
         expect(negotiated).toBe(v.protocol);
 
-        // Tools: all ten, each with a title, a description, input and output schemas and annotations.
+        // Tools: all eleven, each with a title, a description, input and output schemas and annotations.
         const { tools } = await client.listTools();
         expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
         for (const t of tools) {
@@ -246,6 +246,47 @@ for (const v of VARIANTS) {
   });
 }
 
+test("guards over MCP: the heartbeat tool turns the dead-man switch on, beats and turns it off; an intent above the approval threshold is pending_approval", async () => {
+  const s = await setup();
+  await s.client.updateLimits(s.agent.id, { approval_threshold_usdc: 4 });
+  const { client, transport, stop } = await stdio("2", [process.execPath, "run", "mcp"])(s.env);
+  try {
+    await client.connect(transport);
+    const tool = (await client.listTools()).tools.find((t) => t.name === "heartbeat");
+    expect(tool.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(Object.keys(tool.inputSchema.properties).sort()).toEqual(["agent_id", "interval_s", "off"]);
+    expect(tool.inputSchema.properties.interval_s).toMatchObject({ minimum: 5, maximum: 3600 });
+
+    const on = await client.callTool({ name: "heartbeat", arguments: { interval_s: 60 } });
+    expect(on.isError).toBeFalsy();
+    expect(structured(on)).toMatchObject({ agent_id: s.agent.id, heartbeat: { interval_s: 60 } });
+    expect(text(on)).toContain(structured(on).heartbeat.deadline_at);
+    expect((await s.client.getAgent(s.agent.id)).heartbeat?.interval_s).toBe(60);
+
+    await Bun.sleep(5);
+    const beat = await client.callTool({ name: "heartbeat", arguments: {} });
+    expect(beat.isError).toBeFalsy();
+    expect(Date.parse(structured(beat).heartbeat.deadline_at)).toBeGreaterThan(Date.parse(structured(on).heartbeat.deadline_at));
+    expect(structured(beat).heartbeat.last_at).toBe((await s.client.getAgent(s.agent.id)).heartbeat?.last_at);
+
+    const off = await client.callTool({ name: "heartbeat", arguments: { off: true } });
+    expect(structured(off)).toEqual({ agent_id: s.agent.id, heartbeat: null });
+    const lone = await client.callTool({ name: "heartbeat", arguments: {} });
+    expect(lone.isError).toBe(true);
+    expect(structured(lone).error).toMatchObject({ code: "invalid_state", status: 409 });
+
+    // Above approval_threshold_usdc: reserved, a person decides; no unsigned order to sign yet.
+    const placed = await client.callTool({ name: "place_intent", arguments: { market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.45 } });
+    expect(placed.isError).toBeFalsy();
+    expect(structured(placed)).toMatchObject({ mode: "payload", status: "pending_approval" });
+    expect(structured(placed).unsigned_order).toBeUndefined();
+    expect(structured(placed).next_step).toContain(structured(placed).approval_deadline);
+    expect((await s.client.getOrder(structured(placed).order_id)).status).toBe("pending_approval");
+  } finally {
+    await stop();
+  }
+}, 60_000);
+
 test("a bad configuration stops the server with a message naming the variable and no secret", async () => {
   const proc = Bun.spawn([process.execPath, resolve(ROOT, "packages/mcp/src/main.ts")], {
     cwd: ROOT,
@@ -270,7 +311,7 @@ test("Streamable HTTP with MCP_HTTP_TOKEN: refused without the bearer token, ser
     expect((await fetch(server.url.replace("/mcp", "/other"), { method: "POST", headers, body: "{}" })).status).toBe(404);
     const client = new Client1({ name: "test", version: "1.0.0" });
     await client.connect(new Http1(new URL(server.url), { requestInit: { headers: { authorization: "Bearer t0ken-for-test" } } }));
-    expect((await client.listTools()).tools).toHaveLength(10);
+    expect((await client.listTools()).tools).toHaveLength(TOOLS.length);
     await client.close();
   } finally {
     server.proc.kill();

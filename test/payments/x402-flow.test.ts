@@ -146,6 +146,44 @@ describeEachDatabase("x402 with the reference client", (_kind, database) => {
     expectProblem(await t.call("GET", "/v1/api-keys"), 401, "unauthenticated");
   });
 
+  test("a paying agent turns its own dead-man switch on, beats and turns it off; another's is 404; approvals stay with API keys (401)", async () => {
+    const { account, json } = payingFetch();
+    const myAgent = (await json("GET", "/v1/agents")).body.data[0];
+    expect(myAgent.heartbeat).toBeNull();
+
+    const on = await json("PUT", `/v1/agents/${myAgent.id}/heartbeat`, { interval_s: 60 });
+    expect(on.status).toBe(200);
+    expect(on.body.heartbeat).toMatchObject({ interval_s: 60 });
+    expect(decodePaymentResponseHeader(on.headers.get("payment-response")!).success).toBe(true);
+    await Bun.sleep(5);
+    const beat = await json("POST", `/v1/agents/${myAgent.id}/heartbeat`);
+    expect(beat.status).toBe(200);
+    expect(Date.parse(beat.body.heartbeat.deadline_at)).toBeGreaterThan(Date.parse(on.body.heartbeat.deadline_at));
+    const off = await json("DELETE", `/v1/agents/${myAgent.id}/heartbeat`);
+    expect(off.status).toBe(200);
+    expect(off.body.heartbeat).toBeNull();
+
+    const rows = await paymentRows(await database(), account.address);
+    expect(rows.map((r) => [r.method, r.path, r.status, Number(r.response_status)]).slice(-3)).toEqual([
+      ["PUT", `/v1/agents/${myAgent.id}/heartbeat`, "settled", 200],
+      ["POST", `/v1/agents/${myAgent.id}/heartbeat`, "settled", 200],
+      ["DELETE", `/v1/agents/${myAgent.id}/heartbeat`, "settled", 200],
+    ]);
+
+    // Another organization's agent is not found; its switch does not move.
+    const org = await newTrader(t);
+    expect((await json("PUT", `/v1/agents/${org.agent.id}/heartbeat`, { interval_s: 60 })).status).toBe(404);
+    expect((await t.call("GET", `/v1/agents/${org.agent.id}`, { key: org.key })).body.heartbeat).toBeNull();
+
+    // Approvals are for people: without an API key there is no payment offer, only 401.
+    const pending = await t.call("PATCH", `/v1/agents/${org.agent.id}/limits`, { key: org.key, body: { approval_threshold_usdc: 1 } });
+    expect(pending.status).toBe(200);
+    const placed = await t.call("POST", "/v1/orders/intent", { key: org.key, body: intent({ agent_id: org.agent.id }) });
+    expect(placed.status).toBe(202);
+    expectProblem(await t.call("POST", `/v1/orders/${placed.body.order_id}/approve`), 401, "unauthenticated");
+    expectProblem(await t.call("POST", `/v1/orders/${placed.body.order_id}/reject`), 401, "unauthenticated");
+  });
+
   test("version 1: X-PAYMENT is accepted and answered with X-PAYMENT-RESPONSE", async () => {
     const account = newWallet();
     const bare = await t.call("GET", "/v1/agents");

@@ -1,5 +1,5 @@
 /**
- * The brokerage as an MCP server (official MCP TypeScript SDK v2, @modelcontextprotocol/server): ten
+ * The brokerage as an MCP server (official MCP TypeScript SDK v2, @modelcontextprotocol/server): eleven
  * tools over the SDK, and resources for the agent's limits and open orders. The same definition
  * serves both protocol eras (2026-07-28 and the 2025 revisions). Only the public REST API is used, through @agent-brokerage/sdk.
  */
@@ -178,7 +178,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       description:
         "Places an order intent after the eight risk checks. It reserves the size against the agent's daily volume and market exposure. " +
         "Payload mode (default): answers an unsigned EIP-712 order; call sign_and_submit with its order_id before signature_deadline or it expires. " +
-        "Delegated mode: the order is sent to the venue at once and venue_order_id is returned. A refusal lists every failed check with its limit and actual value.",
+        "Delegated mode: the order is sent to the venue at once and venue_order_id is returned. Above the agent's approval threshold the status is pending_approval: " +
+        "a person approves or rejects it, do not place it again. A refusal lists every failed check with its limit and actual value.",
       inputSchema: z.object({ ...intentInput, client_order_id: z.string().min(1).max(64).optional().describe("Your own reference for this order.") }),
       outputSchema: z.object({
         order_id: z.string(),
@@ -187,6 +188,7 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
         venue_order_id: z.string().nullable().optional(),
         order_hash: z.string().optional(),
         signature_deadline: z.string().optional(),
+        approval_deadline: z.string().optional(),
         unsigned_order: z.any().optional(),
         next_step: z.string(),
       }),
@@ -196,6 +198,16 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       const body = toIntent(a);
       if (a.client_order_id) body.client_order_id = a.client_order_id;
       const answer = await client.placeIntent(body);
+      if (answer.status === "pending_approval") {
+        return ok({
+          order_id: answer.order_id,
+          mode: answer.mode,
+          status: answer.status,
+          order_hash: answer.order_hash ?? undefined,
+          approval_deadline: answer.approval_deadline,
+          next_step: `The size is above the agent's approval threshold: the order is reserved and waits for a person to approve or reject it before ${answer.approval_deadline}. Follow it with get_order; do not place it again.`,
+        });
+      }
       if (answer.mode === "delegated") {
         return ok({ order_id: answer.order_id, mode: "delegated", status: answer.status, venue_order_id: answer.venue_order_id, next_step: "The order is at the venue; follow it with get_order." });
       }
@@ -330,6 +342,37 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       return ok(
         { kill_id: k.kill_id, agent_id: k.agent_id, duration_ms: k.duration_ms, cancelled: k.cancelled, failed: k.failed, credentials_deleted: k.credentials_deleted },
         `Agent ${k.agent_id} halted: ${k.cancelled.length} cancelled, ${k.failed.length} failed (flagged for review).`,
+      );
+    }),
+  );
+
+  server.registerTool(
+    "heartbeat",
+    {
+      title: "Heartbeat (dead-man switch)",
+      description:
+        "Keeps the agent's dead-man switch alive. With interval_s (5-3600) it turns the switch on: from then on, unless this tool is called again (a beat) " +
+        "before deadline_at, the service kills the agent (cancels its orders, trips its breaker) as kill_switch does. Without arguments it is a beat and moves " +
+        "deadline_at interval_s ahead; a beat after the deadline fails with agent_halted (the agent is already killed). off: true turns the switch off.",
+      inputSchema: z.object({
+        agent_id: agentIdInput,
+        interval_s: z.number().int().min(5).max(3600).optional().describe("Turn the switch on (or change it) with this many seconds allowed between beats."),
+        off: z.boolean().optional().describe("true turns the switch off; leave out for a beat."),
+      }),
+      outputSchema: z.object({
+        agent_id: z.string(),
+        heartbeat: z.object({ interval_s: z.number(), last_at: z.string().nullable(), deadline_at: z.string() }).nullable(),
+      }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    guarded(async (a) => {
+      const id = needAgent(a.agent_id);
+      if (a.off && a.interval_s !== undefined) return errorText("invalid_arguments", "Pass interval_s to turn the switch on, or off: true to turn it off, not both.");
+      const agent = a.off ? await client.clearHeartbeat(id) : a.interval_s !== undefined ? await client.setHeartbeat(id, { interval_s: a.interval_s }) : await client.heartbeat(id);
+      const hb = agent.heartbeat ?? null;
+      return ok(
+        { agent_id: agent.id, heartbeat: hb },
+        hb ? `Heartbeat on: beat again before ${hb.deadline_at} (every ${hb.interval_s} s at most) or the agent is killed.` : "Heartbeat off.",
       );
     }),
   );

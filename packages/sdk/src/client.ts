@@ -8,12 +8,15 @@ import { Transport, type RetryOptions } from "./transport.js";
 import type {
   Agent,
   ApiKey,
+  ApproveAnswer,
   BrokerEvent,
   CreateAgentRequest,
   CreateOrgAnswer,
   CredentialsRequest,
+  DecisionRequest,
   DryRunAnswer,
   Exposure,
+  HeartbeatRequest,
   IntentAnswer,
   IntentRequest,
   IssuedApiKey,
@@ -27,11 +30,11 @@ import type {
   Order,
   Page,
   PageQuery,
-  PayloadIntentAnswer,
   Payment,
   RiskDecision,
   RiskSummary,
   RiskSummaryQuery,
+  SignableAnswer,
   SubmitSignedAnswer,
   SubmitSignedRequest,
 } from "./types.js";
@@ -180,13 +183,21 @@ export class BrokerClient {
   getExposure(id: string): Promise<Exposure> {
     return this.transport.call("GET", `/v1/agents/${enc(id)}/exposure`);
   }
-  /** Turns the dead-man switch on: no beat within `interval_s` (5 to 3600) kills the agent. */
-  setHeartbeat(id: string, body: { interval_s: number }): Promise<Agent> {
+  /**
+   * Turns the dead-man switch on: no beat within `interval_s` (5 to 3600) kills the agent (reason
+   * `heartbeat`). The Agent's `heartbeat` then shows `{interval_s, last_at, deadline_at}`.
+   */
+  setHeartbeat(id: string, body: HeartbeatRequest): Promise<Agent> {
     return this.transport.call("PUT", `/v1/agents/${enc(id)}/heartbeat`, { body });
   }
+  /**
+   * A beat: moves the deadline `interval_s` ahead. Throws ConflictError `invalid_state` while the switch
+   * is off, and `agent_halted` when the beat came after the deadline (the agent is then killed).
+   */
   heartbeat(id: string, o: PostOptions = {}): Promise<Agent> {
     return this.transport.call("POST", `/v1/agents/${enc(id)}/heartbeat`, o);
   }
+  /** Turns the dead-man switch off. */
   clearHeartbeat(id: string): Promise<Agent> {
     return this.transport.call("DELETE", `/v1/agents/${enc(id)}/heartbeat`);
   }
@@ -197,7 +208,11 @@ export class BrokerClient {
   checkIntent(body: IntentRequest, o: PostOptions = {}): Promise<DryRunAnswer> {
     return this.transport.call("POST", "/v1/orders/intent", { body, query: { dry_run: true }, ...o });
   }
-  /** Places an intent: an unsigned order (payload mode) or an order already at the venue (delegated). Throws RiskRejectedError with every failure. */
+  /**
+   * Places an intent: an unsigned order (payload mode) or an order already at the venue (delegated);
+   * above the agent's `approval_threshold_usdc`, status `pending_approval` (a person decides). Throws
+   * RiskRejectedError with every failure.
+   */
   placeIntent(body: IntentRequest, o: PostOptions = {}): Promise<IntentAnswer> {
     return this.transport.call("POST", "/v1/orders/intent", { body, ...o });
   }
@@ -208,7 +223,7 @@ export class BrokerClient {
    * Signs the answer's `unsigned_order` with `signer` (a viem account or any EIP-712 signer) and submits
    * it, with `venue_auth` when the signer's venue credentials are given.
    */
-  async signAndSubmit(answer: PayloadIntentAnswer, signer: TypedDataSigner, o: SignAndSubmitOptions = {}): Promise<SubmitSignedAnswer> {
+  async signAndSubmit(answer: SignableAnswer, signer: TypedDataSigner, o: SignAndSubmitOptions = {}): Promise<SubmitSignedAnswer> {
     if (answer.mode !== "payload" || !answer.unsigned_order) throw new TypeError("signAndSubmit needs a payload-mode intent answer with an unsigned_order");
     const signature = await signUnsignedOrder(signer, answer.unsigned_order);
     const body: SubmitSignedRequest = { order_id: answer.order_id, signature };
@@ -233,12 +248,17 @@ export class BrokerClient {
   cancelOrder(id: string): Promise<Order> {
     return this.transport.call("DELETE", `/v1/orders/${enc(id)}`);
   }
-  /** Approves an order waiting for a person (needs an organization key not scoped to an agent). */
-  approveOrder(id: string, o: PostOptions = {}): Promise<IntentAnswer | Order> {
-    return this.transport.call("POST", `/v1/orders/${enc(id)}/approve`, o);
+  /**
+   * Approves an order pending approval (a person's call: it needs an organization key not scoped to an
+   * agent). Payload mode: the answer carries the `unsigned_order` to sign (signAndSubmit takes it);
+   * delegated mode: the order is placed at the venue. After `approval_deadline`: OrderExpiredError.
+   */
+  approveOrder(id: string, body: DecisionRequest = {}, o: PostOptions = {}): Promise<ApproveAnswer> {
+    return this.transport.call("POST", `/v1/orders/${enc(id)}/approve`, { body, ...o });
   }
-  rejectOrder(id: string, o: PostOptions = {}): Promise<Order> {
-    return this.transport.call("POST", `/v1/orders/${enc(id)}/reject`, o);
+  /** Rejects an order pending approval; its reservation is released. */
+  rejectOrder(id: string, body: DecisionRequest = {}, o: PostOptions = {}): Promise<Order> {
+    return this.transport.call("POST", `/v1/orders/${enc(id)}/reject`, { body, ...o });
   }
 
   // ---------------------------------------------------------------- risk decisions

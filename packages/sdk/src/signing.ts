@@ -1,5 +1,5 @@
 /**
- * Signing an `unsigned_order` (CONTRACT 6, 7): the typed data goes to the signer exactly as the
+ * Signing an `unsigned_order` (the service's docs/api.md#the-unsigned-order): the typed data goes to the signer exactly as the
  * service answered it, so the signature covers the order the risk engine approved and nothing else.
  * Signature types 0, 1 and 2: the EIP-712 signature of the order. Type 3 (deposit wallet, ERC-1271
  * with ERC-7739 nesting): the owner EOA signs `TypedDataSign{contents: Order, name: "DepositWallet",

@@ -1,5 +1,5 @@
 /**
- * The shapes of the brokerage REST API (CONTRACT sections 2-12, 14), snake_case as on the wire.
+ * The shapes of the brokerage REST API (the service's docs/api.md and docs/events.md), snake_case as on the wire.
  * test/sdk/openapi-drift.test.ts checks the routes, parameters and request fields against the
  * service's OpenAPI document so these cannot drift unnoticed.
  */
@@ -40,7 +40,7 @@ export interface PageQuery {
   cursor?: string;
 }
 
-/** One outcome token (CONTRACT 11.4). Prices and sizes are exact decimal strings. */
+/** One outcome token (docs/api.md#markets). Prices and sizes are exact decimal strings. */
 export interface Market {
   market_id: string;
   condition_id: string;
@@ -189,13 +189,14 @@ export interface PayloadIntentAnswer {
   order_id: string;
   agent_id: string;
   mode: "payload";
-  status: "awaiting_signature" | "pending_approval";
+  status: "awaiting_signature";
   unsigned_order: UnsignedOrder;
   order_hash: Hex;
   order_type: OrderType;
   /** Unix seconds for GTD, "0" otherwise; travels beside the signed struct. */
   expiration: string;
   signature_deadline: string;
+  decision_id?: string;
   risk: RiskResult;
   [extra: string]: unknown;
 }
@@ -203,12 +204,65 @@ export interface DelegatedIntentAnswer {
   order_id: string;
   agent_id: string;
   mode: "delegated";
-  status: OrderStatus;
+  status: Exclude<OrderStatus, "pending_approval">;
   venue_order_id: string | null;
+  decision_id?: string;
   risk: RiskResult;
   [extra: string]: unknown;
 }
-export type IntentAnswer = PayloadIntentAnswer | DelegatedIntentAnswer;
+/**
+ * 202: the intent passed the checks but is above the agent's `approval_threshold_usdc`; it is reserved
+ * and waits for a person (approveOrder / rejectOrder) until `approval_deadline`.
+ */
+export interface PendingApprovalAnswer {
+  order_id: string;
+  agent_id: string;
+  mode: Mode;
+  status: "pending_approval";
+  order_hash: Hex | null;
+  approval_deadline: string;
+  decision_id?: string;
+  risk: RiskResult;
+  [extra: string]: unknown;
+}
+export type IntentAnswer = PayloadIntentAnswer | DelegatedIntentAnswer | PendingApprovalAnswer;
+
+/** The optional body of approveOrder and rejectOrder: a note recorded in the order's history. */
+export interface DecisionRequest {
+  reason?: string;
+}
+/** An approved payload-mode order: now awaiting its signature, with the unsigned order to sign. */
+export interface PayloadApproveAnswer {
+  order_id: string;
+  agent_id: string;
+  mode: "payload";
+  status: "awaiting_signature";
+  order_hash: Hex;
+  unsigned_order: UnsignedOrder;
+  order_type: OrderType;
+  expiration: string;
+  signature_deadline: string;
+  order: Order;
+  [extra: string]: unknown;
+}
+/** An approved delegated-mode order: placed at the venue. */
+export interface DelegatedApproveAnswer {
+  order_id: string;
+  agent_id: string;
+  mode: "delegated";
+  status: OrderStatus;
+  order_hash: Hex | null;
+  venue_order_id: string | null;
+  order: Order;
+  [extra: string]: unknown;
+}
+export type ApproveAnswer = PayloadApproveAnswer | DelegatedApproveAnswer;
+/** What signAndSubmit needs of an answer: a payload-mode order with its unsigned order (an intent's or an approval's). */
+export type SignableAnswer = Pick<PayloadIntentAnswer, "order_id" | "mode" | "unsigned_order" | "order_type" | "expiration">;
+/** The dead-man switch: without a beat every `interval_s` seconds (5 to 3600) the agent is killed. */
+export interface HeartbeatRequest {
+  interval_s: number;
+}
 export interface DryRunAnswer {
   risk: RiskResult;
   [extra: string]: unknown;
@@ -251,7 +305,7 @@ export interface Order {
   client_order_id: string | null;
   created_at: string;
   updated_at: string;
-  history: { status: string; at: string; reason: string | null }[];
+  history: { status: string; at: string; reason: string | null; by?: string }[];
   [extra: string]: unknown;
 }
 export interface ListOrdersQuery extends PageQuery {

@@ -1,5 +1,5 @@
 /**
- * venue_auth for submit-signed (CONTRACT 7, 11.2): the L2 headers Polymarket requires on POST /order,
+ * venue_auth for submit-signed (the service's docs/api.md#submit-signed): the L2 headers Polymarket requires on POST /order,
  * computed by the order's signer over the exact body the service will send. The body is the official
  * client's (clob-client-v2 orderToJsonV2, then JSON.stringify), the layout of the service's
  * serializePostOrderBody (src/venues/clob/clob-venue.ts), byte for byte:

@@ -1,5 +1,5 @@
 /**
- * Optional x402 payment (CONTRACT 10): a fetch that answers a 402 by paying with the reference x402
+ * Optional x402 payment (the service's docs/x402.md): a fetch that answers a 402 by paying with the reference x402
  * client packages (@x402/fetch with @x402/evm's exact scheme, EIP-3009 USDC authorizations) and
  * retrying. Pass it as `fetch` to BrokerClient; leave out `apiKey`, and the paying wallet becomes
  * the agent's identity. Needs the optional peer dependencies @x402/fetch and @x402/evm.

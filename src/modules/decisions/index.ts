@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
-import { DecisionPage, ListDecisionsQuery, SummaryModel, SummaryQuery } from "./model.ts";
+import { DecisionPage, decisionsDetail, ListDecisionsQuery, SummaryModel, SummaryQuery } from "./model.ts";
 import type { DecisionService } from "./service.ts";
 
 export function decisionsModule(deps: { decisions: DecisionService; auth: ReturnType<typeof authPlugin> }) {
@@ -11,12 +11,12 @@ export function decisionsModule(deps: { decisions: DecisionService; auth: Return
       auth: true,
       query: ListDecisionsQuery,
       response: { 200: DecisionPage },
-      detail: { summary: "List risk decisions, newest first (approved=false: rejections with every failed check)", tags: ["risk"] },
+      detail: decisionsDetail.list,
     })
     .get("/summary", ({ caller, query }) => decisions.summary(caller, query), {
       auth: true,
       query: SummaryQuery,
       response: { 200: SummaryModel },
-      detail: { summary: "Approved and rejected intents per hour, and daily volume per agent", tags: ["risk"] },
+      detail: decisionsDetail.summary,
     });
 }

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
-import { EventsQuery } from "./model.ts";
+import { EventsQuery, eventsDetail } from "./model.ts";
 import type { EventStreamService } from "./service.ts";
 
 export function eventsModule(deps: { events: EventStreamService; auth: ReturnType<typeof authPlugin> }) {
@@ -10,10 +10,7 @@ export function eventsModule(deps: { events: EventStreamService; auth: ReturnTyp
     {
       auth: true,
       query: EventsQuery,
-      detail: {
-        summary: "Server-Sent Events of the organization (or one agent): order, risk_rejected, breaker, kill; replays after Last-Event-ID",
-        tags: ["events"],
-      },
+      detail: eventsDetail,
     },
   );
 }

@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
 import { AgentIdParam } from "../agents/model.ts";
-import { ExposureModel } from "./model.ts";
+import { ExposureModel, exposureDetail } from "./model.ts";
 import type { ExposureService } from "./service.ts";
 
 export function exposureModule(deps: { exposure: ExposureService; auth: ReturnType<typeof authPlugin> }) {
@@ -9,6 +9,6 @@ export function exposureModule(deps: { exposure: ExposureService; auth: ReturnTy
     auth: true,
     params: AgentIdParam,
     response: { 200: ExposureModel },
-    detail: { summary: "The agent's exposure per market, against its concentration limit", tags: ["agents"] },
+    detail: exposureDetail,
   });
 }

@@ -1,4 +1,9 @@
 import { t } from "elysia";
+import { ForbiddenError, NotFoundError } from "../../errors/errors.ts";
+import { problemResponses } from "../../errors/problem-model.ts";
+
+/** From a real run: the agent after one approved 5 USDC buy at 0.49 (reserved, awaiting its signature). */
+export const EXPOSURE_EXAMPLE = {"agent_id": "agt_20ew8vwrxtsore1bcqcx", "limit_usdc": 200, "data": [{"condition_id": "0xd71d3950174e6699b8a8faef8001b896932cb69636e6e0bb74dfc1173a3452d3", "market_ids": ["62116011324642788450213843133477763167049099528131416799711191854278105821744"], "exposure_usdc": 4.998}]};
 
 export const ExposureModel = t.Object({
   agent_id: t.String(),
@@ -10,5 +15,13 @@ export const ExposureModel = t.Object({
       exposure_usdc: t.Number({ description: "open and filled buys (reserved ones too), net of filled sells" }),
     }),
   ),
-});
+}, { examples: [EXPOSURE_EXAMPLE] });
 export type ExposureModel = typeof ExposureModel.static;
+
+export const exposureDetail = {
+  summary: "The agent's exposure per market, against its concentration limit",
+  tags: ["agents"],
+  responses: {
+    ...problemResponses(new ForbiddenError("this API key is scoped to another agent"), new NotFoundError("agent agt_20ew8vau60wtjq891xdc")),
+  },
+};

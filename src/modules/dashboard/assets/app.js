@@ -102,7 +102,8 @@ function start() {
   state.stopLive = startLive({
     key: session.get(),
     onEvent(type, data) {
-      if (type === "kill" && data?.agent_id) state.killResults.set(data.agent_id, data);
+      // The event envelope (docs/events.md): {id, type, agent_id, created_at, data}; a kill's data is the kill answer.
+      if (type === "kill" && data?.agent_id && data.data) state.killResults.set(data.agent_id, data.data);
       scheduleRefresh();
     },
     onTick: () => refresh(),

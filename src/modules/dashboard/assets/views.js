@@ -55,7 +55,7 @@ function killResult(result) {
   );
 }
 
-/** The dead-man switch, when the agent has one (CONTRACT 4: heartbeat {interval_s, last_at, deadline_at}). */
+/** The dead-man switch, when the agent has one (docs/api.md#heartbeat-dead-man-switch: heartbeat {interval_s, last_at, deadline_at}). */
 function heartbeatText(hb) {
   const last = hb.last_at ? `last beat ${fmtAge(hb.last_at)} ago` : "no beat yet";
   const due = hb.deadline_at ? `, due by ${fmtTime(hb.deadline_at)}` : "";
