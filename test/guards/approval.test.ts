@@ -97,6 +97,28 @@ describeEachDatabase("approval above a threshold", (_kind, database) => {
     expect(submitted.body.venue_order_id).toBe(pending.body.order_hash);
   });
 
+  test("approve (payload): the agent, who never saw the approver's answer, fetches the order to sign from GET /v1/orders/{id}", async () => {
+    const tr = await approver();
+    const pending = await postIntent(t, tr, BUY);
+    const before = await t.call("GET", `/v1/orders/${pending.body.order_id}`, { key: tr.key });
+    expect(before.body.status).toBe("pending_approval");
+    expect(before.body.unsigned_order).toBeUndefined(); // nothing to sign before a person approves
+    const approved = await approve(tr.key, pending.body.order_id);
+    expect(approved.status).toBe(200);
+    const fetched = await t.call("GET", `/v1/orders/${pending.body.order_id}`, { key: tr.key });
+    expect(fetched.status).toBe(200);
+    expect(fetched.body.status).toBe("awaiting_signature");
+    expect(fetched.body.unsigned_order).toEqual(approved.body.unsigned_order);
+    expect(fetched.body.signature_deadline).toBe(approved.body.signature_deadline);
+    const submitted = await submitSigned(t, tr.key, pending.body.order_id, await sign(tr.account, fetched.body.unsigned_order));
+    expect(submitted.status).toBe(200);
+    expect(submitted.body.status).toBe("open");
+    // Once signed, the order no longer carries what to sign.
+    const after = await t.call("GET", `/v1/orders/${pending.body.order_id}`, { key: tr.key });
+    expect(after.body.status).toBe("open");
+    expect(after.body.unsigned_order).toBeUndefined();
+  });
+
   test("approve (delegated): the order is placed at the venue", async () => {
     const tr = await approver();
     const creds = await t.call("POST", `/v1/agents/${tr.agent.id}/creds`, {

@@ -306,6 +306,10 @@ export interface Order {
   created_at: string;
   updated_at: string;
   history: { status: string; at: string; reason: string | null; by?: string }[];
+  /** `getOrder` only, while a payload-mode order awaits its signature (e.g. after a person's approval). */
+  unsigned_order?: UnsignedOrder;
+  /** With `unsigned_order`: when the order expires unsigned. */
+  signature_deadline?: string | null;
   [extra: string]: unknown;
 }
 export interface ListOrdersQuery extends PageQuery {

@@ -80,6 +80,18 @@ export const OrderModel = t.Object({
       by: t.Optional(t.String({ description: "who decided: the API key id of a person's approval or rejection" })),
     }),
   ),
+  unsigned_order: t.Optional(
+    t.Object(
+      {
+        domain: t.Object({}, { additionalProperties: true }),
+        types: t.Object({}, { additionalProperties: true }),
+        primaryType: t.Literal("Order"),
+        message: t.Object({}, { additionalProperties: true }),
+      },
+      { description: "GET /v1/orders/{id} only, while a payload-mode order awaits its signature: the EIP-712 typed data to sign" },
+    ),
+  ),
+  signature_deadline: t.Optional(t.Union([t.String(), t.Null()], { description: "with unsigned_order: when the order expires unsigned" })),
 }, { examples: [ORDER_EXAMPLE] });
 export type OrderModel = typeof OrderModel.static;
 

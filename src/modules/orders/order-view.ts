@@ -1,5 +1,6 @@
 import { unitsToNumber } from "../../domain/units.ts";
 import type { OrderRow } from "../../db/order-repository.ts";
+import { ORDER_TYPES } from "../../eip712/order-typed-data.ts";
 import type { OrderModel } from "./model.ts";
 
 export function toOrderModel(r: OrderRow): OrderModel {
@@ -21,5 +22,25 @@ export function toOrderModel(r: OrderRow): OrderModel {
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
     history: r.history,
+  };
+}
+
+/**
+ * One order as GET /v1/orders/{id} answers it: while a payload-mode order awaits its signature it also
+ * carries the unsigned order to sign and its deadline, so an agent whose intent waited for a person's
+ * approval (docs/api.md#orders) can fetch what to sign. Lists and events leave them out.
+ */
+export function toOrderDetail(r: OrderRow): OrderModel {
+  const view = toOrderModel(r);
+  if (r.status !== "awaiting_signature" || !r.typedData) return view;
+  return {
+    ...view,
+    unsigned_order: {
+      domain: { ...r.typedData.domain },
+      types: { EIP712Domain: ORDER_TYPES.EIP712Domain.map((f) => ({ ...f })), Order: ORDER_TYPES.Order.map((f) => ({ ...f })) },
+      primaryType: "Order",
+      message: { ...r.typedData.message },
+    },
+    signature_deadline: r.signatureDeadline ? r.signatureDeadline.toISOString() : null,
   };
 }

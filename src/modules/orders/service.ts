@@ -12,7 +12,7 @@ import type { AgentService } from "../agents/service.ts";
 import { busyAware } from "../intents/service.ts";
 import { ORDER_TYPES } from "../../eip712/order-typed-data.ts";
 import type { DecisionBody, SubmitSignedBody } from "./model.ts";
-import { toOrderModel } from "./order-view.ts";
+import { toOrderDetail, toOrderModel } from "./order-view.ts";
 import { refusalProblem } from "./refusal-problem.ts";
 
 export class OrderService {
@@ -27,7 +27,7 @@ export class OrderService {
   }
 
   async get(caller: Caller, id: string) {
-    return toOrderModel(await this.visible(caller, id));
+    return toOrderDetail(await this.visible(caller, id));
   }
 
   async list(caller: Caller, q: { agent_id?: string; status?: string; limit?: number; cursor?: string }) {
