@@ -98,7 +98,7 @@ async function openPglite(dir: string): Promise<Database> {
  * statement is parsed and planned once as a named prepared statement in PGlite's single session
  * (PGlite's `query` parses, describes and plans the text again on every call, in six protocol
  * round trips), then each call is one Bind (its parameters as text values), Execute and Sync. It
- * runs under PGlite's query lock (`runExclusive`), like `query` and `exec`. A NUL in a value is
+ * runs under PGlite's transaction and query locks, like `query` and `exec`. A NUL in a value is
  * refused by the server with 22021, as on PostgreSQL.
  */
 function pgliteRunner(client: PGliteClient, serialize: PgliteSerialize): RunStatement {
@@ -122,22 +122,28 @@ function pgliteRunner(client: PGliteClient, serialize: PgliteSerialize): RunStat
     await client.execProtocol(concat(fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute));
     if (fresh) prepared.set(text, name);
   };
+  // The same two locks as PGlite's own `query` and `exec`: the transaction lock first (a transaction
+  // holds it from BEGIN to COMMIT, so the statement never runs inside another caller's open
+  // transaction and never shares its rollback), then the query lock.
   return (text, params) =>
-    client.runExclusive(async () => {
-      try {
-        await once(text, params);
-      } catch (error) {
-        // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
-        if ((error as { code?: string }).code !== "26000") throw error;
-        prepared.delete(text);
-        await once(text, params);
-      }
-    });
+    client._runExclusiveTransaction(() =>
+      client.runExclusive(async () => {
+        try {
+          await once(text, params);
+        } catch (error) {
+          // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
+          if ((error as { code?: string }).code !== "26000") throw error;
+          prepared.delete(text);
+          await once(text, params);
+        }
+      }),
+    );
 }
 
 type PGliteClient = {
   execProtocol(message: Uint8Array): Promise<unknown>;
   runExclusive<T>(fn: () => Promise<T>): Promise<T>;
+  _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
 };
 type PgliteSerialize = typeof import("@electric-sql/pglite").protocol.serialize;
 
