@@ -155,6 +155,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     return this.profile.id;
   }
 
+  /** The agent's organization (fixed for its life): read on every request, without building a view. */
+  get orgId(): string {
+    return this.profile.orgId;
+  }
+
   // ---------------------------------------------------------------- reads
 
   view(): AgentView<L> {

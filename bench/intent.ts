@@ -22,6 +22,9 @@
  * Options: --rounds N (3) --duration S (10) --warmup S (2) --connections N (32)
  *          --only pglite|postgres|bare (repeatable) --pg postgres://postgres@127.0.0.1:5432
  *          --no-signature --cpu-prof DIR (runs the services under `bun --cpu-prof`, profiles into DIR)
+ *          --baseline DIR (also runs the services from another checkout, e.g. `git archive` of an older
+ *          commit with node_modules linked, as targets "pglite-base" and "postgres-base" interleaved in
+ *          the same rounds: an A/B on the same stretch of the machine)
  * A measurement: it exits 0 whether or not the targets are met (non-zero only
  * when the benchmark itself could not run).
  */
@@ -64,6 +67,7 @@ function parseArgs(argv: string[]) {
     pg: "postgres://postgres@127.0.0.1:5432",
     signature: true,
     cpuProf: null as string | null,
+    baseline: null as string | null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -80,6 +84,7 @@ function parseArgs(argv: string[]) {
     else if (a === "--pg") opts.pg = next().replace(/\/+$/, "");
     else if (a === "--no-signature") opts.signature = false;
     else if (a === "--cpu-prof") opts.cpuProf = resolve(next());
+    else if (a === "--baseline") opts.baseline = resolve(next());
     else throw new Error(`unknown option ${a}`);
   }
   return opts;
@@ -88,7 +93,10 @@ function parseArgs(argv: string[]) {
 // ------------------------------------------------------------------ processes
 
 interface Target {
-  name: "bare" | "pglite" | "postgres";
+  name: string;
+  kind: "bare" | "pglite" | "postgres";
+  /** The PostgreSQL database (kind postgres). */
+  db?: string;
   base: string;
   child: Subprocess;
   load: Omit<LoadConfig, "connections" | "warmupS" | "durationS">;
@@ -99,7 +107,7 @@ async function startBare(): Promise<Target> {
   const child = spawnLogged(["bun", "run", "bench/bare-server.ts"], { PORT: String(port) }, "bare");
   const base = `http://127.0.0.1:${port}`;
   await waitHealthy(base, child, "bare server");
-  return { name: "bare", base, child, load: { url: `${base}/v1/orders/intent`, headers: { "content-type": "application/json" }, bodies: [] } };
+  return { name: "bare", kind: "bare", base, child, load: { url: `${base}/v1/orders/intent`, headers: { "content-type": "application/json" }, bodies: [] } };
 }
 
 const BENCH_LIMITS = {
@@ -113,7 +121,13 @@ const BENCH_LIMITS = {
   max_slippage: 1,
 };
 
-async function startService(kind: "pglite" | "postgres", pgUrl: string, connections: number, cpuProf: string | null): Promise<Target & { agents: number }> {
+async function startService(
+  kind: "pglite" | "postgres",
+  pgUrl: string,
+  connections: number,
+  cpuProf: string | null,
+  from: { root: string; db: string; name: string } = { root: ROOT, db: BENCH_DB, name: kind },
+): Promise<Target & { agents: number }> {
   const port = await freePort();
   const dataDir = tempDir(`bench-intent-${kind}-`);
   const env: Record<string, string> = {
@@ -124,10 +138,10 @@ async function startService(kind: "pglite" | "postgres", pgUrl: string, connecti
     LOG_LEVEL: "warn",
     BUILDER_CODE: `0x${"ab".repeat(32)}`,
   };
-  if (kind === "postgres") env.DATABASE_URL = `${pgUrl}/${BENCH_DB}`;
+  if (kind === "postgres") env.DATABASE_URL = `${pgUrl}/${from.db}`;
   else env.DATABASE_URL = "";
   const prof = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=service-${kind}.cpuprofile`] : [];
-  const child = spawnLogged(["bun", ...prof, "run", "src/main.ts"], env, kind);
+  const child = spawnLogged(["bun", ...prof, "run", "src/main.ts"], env, from.name, undefined, from.root);
   const base = `http://127.0.0.1:${port}`;
   await waitHealthy(base, child, `service on ${kind}`);
 
@@ -149,7 +163,9 @@ async function startService(kind: "pglite" | "postgres", pgUrl: string, connecti
     bodies.push(body);
   }
   return {
-    name: kind,
+    name: from.name,
+    kind,
+    db: from.db,
     base,
     child,
     agents: connections,
@@ -223,7 +239,7 @@ interface CpuShare {
 
 /** Sum and count of the service's db_batch_size histogram (group-commit batches), or null. */
 async function batchStats(target: Target): Promise<{ sum: number; count: number } | null> {
-  if (target.name === "bare") return null;
+  if (target.kind === "bare") return null;
   try {
     const text = await (await fetch(`${target.base}/metrics`)).text();
     const sum = Number(/^db_batch_size_sum(?:\{\})? (\S+)$/m.exec(text)?.[1]);
@@ -251,7 +267,7 @@ async function runLoadProcess(
   const batches0 = await batchStats(target);
   const wall0 = performance.now();
   const target0 = processCpuSeconds(target.child.pid);
-  const pg0 = target.name === "postgres" ? postgresCpuSeconds(BENCH_DB) : Number.NaN;
+  const pg0 = target.kind === "postgres" ? postgresCpuSeconds(target.db!) : Number.NaN;
   const machine0 = machineCpuSeconds();
   const proc = Bun.spawn(["bun", "run", "bench/load.ts", file], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
   children.add(proc);
@@ -261,7 +277,7 @@ async function runLoadProcess(
   const wall = (performance.now() - wall0) / 1000;
   const machine1 = machineCpuSeconds();
   const targetCpu = processCpuSeconds(target.child.pid) - target0;
-  const pgCpu = target.name === "postgres" ? postgresCpuSeconds(BENCH_DB) - pg0 : Number.NaN;
+  const pgCpu = target.kind === "postgres" ? postgresCpuSeconds(target.db!) - pg0 : Number.NaN;
   const usage = proc.resourceUsage();
   const loadCpu = usage ? Number(usage.cpuTime.total) / 1e6 : Number.NaN;
   if (code !== 0) throw new Error(`load generator exited with ${code}`);
@@ -316,7 +332,8 @@ async function main() {
 
   const targets: Target[] = [];
   let pgAvailable = false;
-  const results: Record<string, Awaited<ReturnType<typeof runLoadProcess>>[]> = { bare: [], pglite: [], postgres: [] };
+  const results: Record<string, Awaited<ReturnType<typeof runLoadProcess>>[]> = { bare: [], pglite: [], postgres: [], "pglite-base": [], "postgres-base": [] };
+  let baseDb = false;
   let totalOkPg = 0;
   let setupOkPg = 0;
   // Signature checks first, on a quiet machine: after the runs PostgreSQL is still busy for a while
@@ -338,6 +355,14 @@ async function main() {
         setupOkPg = o.connections;
       }
     }
+    if (o.baseline) {
+      if (want("pglite")) targets.push(await startService("pglite", o.pg, o.connections, null, { root: o.baseline, db: "", name: "pglite-base" }));
+      if (want("postgres") && pgAvailable) {
+        await createBenchDb(o.pg, `${BENCH_DB}_base`);
+        baseDb = true;
+        targets.push(await startService("postgres", o.pg, o.connections, null, { root: o.baseline, db: `${BENCH_DB}_base`, name: "postgres-base" }));
+      }
+    }
 
     for (let r = 0; r < o.rounds; r++) {
       for (const t of targets) {
@@ -345,7 +370,7 @@ async function main() {
         results[t.name].push(res);
         if (t.name === "postgres") totalOkPg += res.total_ok;
         console.log(
-          `round ${r + 1} ${t.name.padEnd(8)} rps ${fmt(res.rps).padStart(6)}  p50 ${fmt(res.p50_ms, 2)} ms  p99 ${fmt(res.p99_ms, 2)} ms  max ${fmt(res.max_ms, 1)} ms  non-2xx ${res.non2xx}  errors ${res.errors}  cpu: server ${fmt(res.cpu.targetUsPerOp, 1)} µs/op${t.name === "postgres" ? `, postgres ${fmt(res.cpu.postgresUsPerOp, 1)} µs/op` : ""}; cores: server ${fmt(res.cpu.target, 2)}, load ${fmt(res.cpu.load, 2)}, machine ${fmt(res.cpu.machine, 2)}${res.meanBatch !== null ? `  mean batch ${fmt(res.meanBatch, 1)}` : ""}${res.first_error ? `  (${res.first_error})` : ""}`,
+          `round ${r + 1} ${t.name.padEnd(13)} rps ${fmt(res.rps).padStart(6)}  p50 ${fmt(res.p50_ms, 2)} ms  p99 ${fmt(res.p99_ms, 2)} ms  max ${fmt(res.max_ms, 1)} ms  non-2xx ${res.non2xx}  errors ${res.errors}  cpu: server ${fmt(res.cpu.targetUsPerOp, 1)} µs/op${t.kind === "postgres" ? `, postgres ${fmt(res.cpu.postgresUsPerOp, 1)} µs/op` : ""}; cores: server ${fmt(res.cpu.target, 2)}, load ${fmt(res.cpu.load, 2)}, machine ${fmt(res.cpu.machine, 2)}${res.meanBatch !== null ? `  mean batch ${fmt(res.meanBatch, 1)}` : ""}${res.first_error ? `  (${res.first_error})` : ""}`,
         );
       }
     }
@@ -368,19 +393,19 @@ async function main() {
     const bare = med("bare", (r) => r.rps);
     const bareCpu = med("bare", (r) => (r as any).cpu.targetUsPerOp);
     const rows: string[][] = [["target", "rps", "p50 ms", "p99 ms", "ratio to bare", "server CPU µs/op", "× bare", "PostgreSQL CPU µs/op", "× bare", "non-2xx"]];
-    for (const name of ["bare", "pglite", "postgres"]) {
+    for (const name of ["bare", "pglite", "pglite-base", "postgres", "postgres-base"]) {
       if (!results[name].length) continue;
       const rps = med(name, (r) => r.rps);
       rows.push([
-        name === "bare" ? "bare Elysia route" : `intents on ${name === "pglite" ? "PGlite" : "PostgreSQL"}`,
+        name === "bare" ? "bare Elysia route" : `intents on ${name.startsWith("pglite") ? "PGlite" : "PostgreSQL"}${name.endsWith("-base") ? " (baseline)" : ""}`,
         fmt(rps),
         fmt(med(name, (r) => r.p50_ms), 2),
         fmt(med(name, (r) => r.p99_ms), 2),
         name === "bare" ? "1" : fmt(rps / bare, 3),
         fmt(med(name, (r) => (r as any).cpu.targetUsPerOp), 1),
         fmt(med(name, (r) => (r as any).cpu.targetUsPerOp) / bareCpu, 2),
-        name === "postgres" ? fmt(med(name, (r) => (r as any).cpu.postgresUsPerOp), 1) : "",
-        name === "postgres" ? fmt(med(name, (r) => (r as any).cpu.postgresUsPerOp) / bareCpu, 2) : "",
+        name.startsWith("postgres") ? fmt(med(name, (r) => (r as any).cpu.postgresUsPerOp), 1) : "",
+        name.startsWith("postgres") ? fmt(med(name, (r) => (r as any).cpu.postgresUsPerOp) / bareCpu, 2) : "",
         String(results[name].reduce((n, r) => n + r.non2xx + r.errors, 0)),
       ]);
     }
@@ -418,6 +443,7 @@ async function main() {
   } finally {
     await stopAll();
     if (pgAvailable) await dropBenchDb(o.pg, BENCH_DB);
+    if (baseDb) await dropBenchDb(o.pg, `${BENCH_DB}_base`);
     removeTempDirs();
   }
 }

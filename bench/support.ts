@@ -42,8 +42,8 @@ export async function freePort(): Promise<number> {
  * `bun run venue-sim` runs the simulator as a grandchild, and the whole group is signalled on the
  * way out (see signal()).
  */
-export function spawnLogged(cmd: string[], env: Record<string, string>, what: string, maxLineChars?: number): Subprocess {
-  const child = Bun.spawn(cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe", detached: true });
+export function spawnLogged(cmd: string[], env: Record<string, string>, what: string, maxLineChars?: number, cwd = ROOT): Subprocess {
+  const child = Bun.spawn(cmd, { cwd, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe", detached: true });
   children.add(child);
   void (async () => {
     const decoder = new TextDecoder();

@@ -115,10 +115,13 @@ export function createServices(parts: {
   });
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
   const orderRepo = new OrderRepository(database.db, {
-    // Group commit: while one batch commits the next one gathers. PostgreSQL runs two batches on
-    // two backends (bench/intent.ts: 2 was best or level with 1, 3, 4 and 6 in every session);
-    // PGlite runs in this thread, so a second batch in flight would only queue behind the first.
-    maxInFlight: database.kind === "postgres" ? 2 : 1,
+    // Group commit: while one batch commits the next one gathers. One batch in flight on both
+    // databases: on PostgreSQL two in flight (two backends) made batches of 11-12 instead of 16 at 32
+    // connections and cost PostgreSQL 15 % more CPU per intent (bench:intent A/B, 2026-11-24: 102.5
+    // against 87.1 us/op); throughput in that A/B was noisy and may be lower with one (1,437, 4,182 and
+    // 2,460/s against 2,416, 3,316 and 4,007/s), p99 45 against 34 ms. PGlite runs in
+    // this thread, so a second batch in flight would only queue behind the first.
+    maxInFlight: 1,
     onBatch: (n) => metrics.dbBatchSize.observe(n),
     run: database.run,
     clock,

@@ -76,7 +76,7 @@ async function openPostgres(url: string, max: number): Promise<Database> {
 const HOT_POOL_SIZE = 2;
 
 async function openPglite(dir: string): Promise<Database> {
-  const { PGlite } = await import("@electric-sql/pglite");
+  const { PGlite, protocol } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const { pgliteAssets } = await import("./pglite-assets.ts");
@@ -85,7 +85,7 @@ async function openPglite(dir: string): Promise<Database> {
   return {
     kind: "pglite",
     db,
-    run: pgliteRunner(client),
+    run: pgliteRunner(client, protocol.serialize),
     ping: () => ping(db),
     close: async () => {
       if (!client.closed) await client.close();
@@ -94,39 +94,58 @@ async function openPglite(dir: string): Promise<Database> {
 }
 
 /**
- * PGlite re-parses and re-plans every parameterized query, and each call has a
- * fixed cost of its own, so a hot statement is PREPAREd once in its single
- * session and then run with EXECUTE, its text parameters as escaped E'' literals
- * (backslashes and quotes doubled, so the text arrives exactly as given).
+ * The hot statement on PGlite, parameterised through PGlite's own wire-protocol serializer: the
+ * statement is parsed and planned once as a named prepared statement in PGlite's single session
+ * (PGlite's `query` parses, describes and plans the text again on every call, in six protocol
+ * round trips), then each call is one Bind (its parameters as text values), Execute and Sync. It
+ * runs under PGlite's transaction and query locks, like `query` and `exec`. A NUL in a value is
+ * refused by the server with 22021, as on PostgreSQL.
  */
-function pgliteRunner(client: { exec(sql: string): Promise<unknown> }): RunStatement {
-  const prepared = new Map<string, Promise<string>>();
-  const prepare = (text: string): Promise<string> => {
+function pgliteRunner(client: PGliteClient, serialize: PgliteSerialize): RunStatement {
+  const prepared = new Map<string, string>();
+  let made = 0;
+  const concat = (parts: Uint8Array[]) => {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.byteLength;
+    }
+    return out;
+  };
+  const once = async (text: string, params: (string | null)[]) => {
     let name = prepared.get(text);
-    if (!name) {
-      const n = `brokerage_stmt_${prepared.size + 1}`;
-      name = client.exec(`prepare ${n} as ${text}`).then(() => n);
-      name.catch(() => prepared.delete(text));
-      prepared.set(text, name);
-    }
-    return name;
+    const fresh = name === undefined;
+    if (name === undefined) name = `brokerage_stmt_${++made}`;
+    const bindExecute = [serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()];
+    // A first call that fails may have failed in its Parse: its name stays unused, the next call takes a new one.
+    await client.execProtocol(concat(fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute));
+    if (fresh) prepared.set(text, name);
   };
-  // A NUL goes as the escape \x00, which the server refuses with the SQLSTATE it gives for a NUL
-  // in a parameter (22021), instead of ending the statement's text early.
-  const literal = (v: string | null) =>
-    v === null ? "NULL" : `E'${v.replaceAll("\\", "\\\\").replaceAll("'", "''").replaceAll("\u0000", "\\x00")}'`;
-  return async (text, params) => {
-    const args = params.map(literal).join(", ");
-    try {
-      await client.exec(`execute ${await prepare(text)}(${args})`);
-    } catch (error) {
-      // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
-      if ((error as { code?: string }).code !== "26000") throw error;
-      prepared.delete(text);
-      await client.exec(`execute ${await prepare(text)}(${args})`);
-    }
-  };
+  // The same two locks as PGlite's own `query` and `exec`: the transaction lock first (a transaction
+  // holds it from BEGIN to COMMIT, so the statement never runs inside another caller's open
+  // transaction and never shares its rollback), then the query lock.
+  return (text, params) =>
+    client._runExclusiveTransaction(() =>
+      client.runExclusive(async () => {
+        try {
+          await once(text, params);
+        } catch (error) {
+          // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
+          if ((error as { code?: string }).code !== "26000") throw error;
+          prepared.delete(text);
+          await once(text, params);
+        }
+      }),
+    );
 }
+
+type PGliteClient = {
+  execProtocol(message: Uint8Array): Promise<unknown>;
+  runExclusive<T>(fn: () => Promise<T>): Promise<T>;
+  _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
+};
+type PgliteSerialize = typeof import("@electric-sql/pglite").protocol.serialize;
 
 async function ping(db: Db): Promise<boolean> {
   try {

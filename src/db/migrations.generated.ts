@@ -7,6 +7,7 @@ import m3 from "../../drizzle/0003_serious_king_cobra.sql" with { type: "text" }
 import m4 from "../../drizzle/0004_magical_george_stacy.sql" with { type: "text" };
 import m5 from "../../drizzle/0005_magenta_ender_wiggin.sql" with { type: "text" };
 import m6 from "../../drizzle/0006_wakeful_epoch.sql" with { type: "text" };
+import m7 from "../../drizzle/0007_tan_jocasta.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
@@ -16,4 +17,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0004_magical_george_stacy", when: 1795491175379, sql: m4 },
   { tag: "0005_magenta_ender_wiggin", when: 1795491436080, sql: m5 },
   { tag: "0006_wakeful_epoch", when: 1795492013249, sql: m6 },
+  { tag: "0007_tan_jocasta", when: 1795493838222, sql: m7 },
 ];

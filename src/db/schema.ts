@@ -130,7 +130,9 @@ export const orders = pgTable(
   (t) => [
     index("orders_agent_idx").on(t.agentId, t.createdAt),
     index("orders_org_idx").on(t.orgId, t.createdAt),
-    index("orders_status_idx").on(t.status),
+    // Status first, then the signature deadline: the expiry sweep (status awaiting_signature, deadline
+    // passed) reads only the expired entries instead of every order awaiting a signature.
+    index("orders_status_deadline_idx").on(t.status, t.signatureDeadline),
   ],
 );
 

@@ -10,34 +10,36 @@ import type { Logger } from "../observability/logger.ts";
 import type { ServiceMetrics } from "../observability/metrics.ts";
 import { requestMeta } from "./request-meta.ts";
 
-type Ctx = { request: Request; set: { status?: number | string }; route?: string; responseValue?: unknown };
-
+/**
+ * The hooks name the context fields they read (never the whole context): Elysia compiles a route's
+ * handler from what its hooks use, and a hook that takes the whole context makes every request
+ * build a header object, parse cookies and define `server`.
+ */
 export function accessLog(deps: { logger: Logger; metrics: ServiceMetrics }) {
   const { logger, metrics } = deps;
-  const record = (ctx: Ctx, status: number) => {
-    const { request } = ctx;
+  const record = (request: Request, matched: string | undefined, status: number) => {
     const meta = requestMeta(request);
     if (!meta || meta.recorded) return;
     meta.recorded = true;
     const seconds = (performance.now() - meta.startedAt) / 1000;
-    const route = meta.unmatched || !ctx.route ? "unmatched" : ctx.route;
+    const route = meta.unmatched || !matched ? "unmatched" : matched;
     metrics.httpRequestsTotal.inc({ method: request.method, route, status });
     metrics.httpRequestDurationSeconds.observe({ method: request.method, route }, seconds);
     if (logger.isEnabled("info")) {
       logger.info("request", { request_id: meta.id, method: request.method, path: route, status, ms: Math.round(seconds * 1e4) / 10 });
     }
   };
-  const statusOf = (ctx: Ctx) =>
-    ctx.responseValue instanceof Response ? ctx.responseValue.status : typeof ctx.set.status === "number" ? ctx.set.status : 200;
+  const statusOf = (responseValue: unknown, set: { status?: number | string }) =>
+    responseValue instanceof Response ? responseValue.status : typeof set.status === "number" ? set.status : 200;
   return new Elysia({ name: "access-log" })
-    .onRequest((ctx) => {
-      const meta = requestMeta(ctx.request);
-      if (meta) meta.answered = (status) => record(ctx as Ctx, status);
+    .onRequest(({ request }) => {
+      const meta = requestMeta(request);
+      if (meta) meta.answered = (status, route) => record(request, route, status);
     })
-    .mapResponse({ as: "global" }, (ctx) => {
-      record(ctx as Ctx, statusOf(ctx as Ctx));
+    .mapResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
+      record(request, route, statusOf(responseValue, set));
     })
-    .onAfterResponse({ as: "global" }, (ctx) => {
-      record(ctx as Ctx, statusOf(ctx as Ctx));
+    .onAfterResponse({ as: "global" }, ({ request, route, set, responseValue }) => {
+      record(request, route, statusOf(responseValue, set));
     });
 }

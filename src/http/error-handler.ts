@@ -92,7 +92,7 @@ export function toProblemError(code: string | number, error: unknown, url?: stri
 }
 
 export function errorHandler(logger: Logger) {
-  return new Elysia({ name: "error-handler" }).onError({ as: "global" }, async ({ code, error, request, set }) => {
+  return new Elysia({ name: "error-handler" }).onError({ as: "global" }, async ({ code, error, request, set, route }) => {
     const meta = requestMeta(request);
     if (code === "NOT_FOUND" && meta) meta.unmatched = true;
     // A body that was not JSON fails validation as a marker object: answer what really happened.
@@ -107,7 +107,7 @@ export function errorHandler(logger: Logger) {
       problem = new InternalError(meta?.id);
     }
     set.status = problem.status;
-    meta?.answered?.(problem.status);
+    meta?.answered?.(problem.status, route);
     const response = problemResponse(problem, meta?.id);
     // A claimed Idempotency-Key keeps (or releases) the problem like any other answer.
     return meta?.finish ? meta.finish(response) : response;

@@ -27,7 +27,7 @@ export interface RequestMeta {
    */
   replayOnly?: Error;
   /** Set by the access log: records the answer's status (the error handler calls it for problems). */
-  answered?: (status: number) => void;
+  answered?: (status: number, route: string | undefined) => void;
   recorded?: boolean;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The hot statement (Database.run): on PostgreSQL it goes through Bun's SQL client and the rest through
- * postgres-js, so both must reach the same database; on PGlite it is PREPAREd and EXECUTEd with
- * escaped literals. On both, parameters must arrive exactly as given (NULL included), and a database
+ * postgres-js, so both must reach the same database; on PGlite it is a named prepared statement
+ * bound with parameters through PGlite's protocol serializer (no literals in the text). On both, parameters must arrive exactly as given (NULL included), and a database
  * error must keep its SQLSTATE for the problem mapping.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -55,6 +55,28 @@ describeEachDatabase("hot statement", (kind, open) => {
       expect(await rowsOf(database, `select id from ${table} where id in ('ok-beside-nul', '${params[0]}')`)).toEqual([]);
     });
   }
+
+  test("a statement sent while another caller's transaction is open is not part of it: that rollback leaves it written", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inside!: () => void;
+    const begun = new Promise<void>((r) => (inside = r));
+    const tx = database.db
+      .transaction(async (t) => {
+        await t.execute(sql.raw(`insert into ${table} (id, t) values ('in-tx', 'rolled back')`));
+        inside();
+        await held;
+        throw new Error("roll back");
+      })
+      .catch(() => "rolled back");
+    await begun;
+    const written = database.run(insert(1), ["beside-tx", "kept", null, null]);
+    await Bun.sleep(20);
+    release();
+    expect(await tx).toBe("rolled back");
+    await written;
+    expect(await rowsOf(database, `select id from ${table} where id in ('in-tx', 'beside-tx') order by id`)).toEqual([{ id: "beside-tx" }]);
+  });
 
   test("a duplicate key fails the statement and leaves the first row alone", async () => {
     await database.run(insert(1), ["dup", "first", null, null]);

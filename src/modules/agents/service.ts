@@ -82,11 +82,11 @@ export class AgentService {
   async actorFor(caller: Caller, agentId: string): Promise<Actor> {
     if (caller.agentId && caller.agentId !== agentId) {
       const actor = await this.registry.get(agentId);
-      if (!actor || actor.view().profile.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
+      if (!actor || actor.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
       throw new ForbiddenError("this API key is scoped to another agent");
     }
     const actor = await this.registry.get(agentId);
-    if (!actor || actor.view().profile.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
+    if (!actor || actor.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
     return actor;
   }
 
