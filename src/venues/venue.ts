@@ -18,7 +18,7 @@ export type { VenueCredentials } from "../domain/venue-credentials.ts";
 /**
  * Polymarket L2 headers of the order's owner, computed by the caller over the exact request the
  * service sends (POST /order, DELETE /order, DELETE /cancel-all), passed through and never stored
- * (docs/api.md#submit-signed, #delete-v1ordersid, #post-v1agentsidkill).
+ * (docs/api.md#submit-signed, #payload-mode-cancels, #post-v1agentsidkill).
  */
 export interface VenueAuth {
   address?: string;

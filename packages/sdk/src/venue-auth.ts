@@ -11,7 +11,7 @@
  * POLY_SIGNATURE = url-safe base64 (padded) of HMAC-SHA256(base64decode(secret), timestamp + "POST" + "/order" + body),
  * with node:crypto (Node.js 20+ and Bun).
  *
- * The same pass-through serves cancels in payload mode (docs/api.md#delete-v1ordersid, #post-v1agentsidkill),
+ * The same pass-through serves cancels in payload mode (docs/api.md#payload-mode-cancels, #post-v1agentsidkill),
  * over the requests the official client's cancelOrder and cancelAll send:
  *   - DELETE /v1/orders/{id}: "DELETE" + "/order" + `{"orderID":"<venue_order_id>"}` (buildCancelVenueAuth);
  *   - POST /v1/agents/{id}/kill: "DELETE" + "/cancel-all", no body (buildCancelAllVenueAuth).

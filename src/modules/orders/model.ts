@@ -30,7 +30,7 @@ export const CancelBody = t.Object(
   {
     venue_auth: t.Optional(t.Object(venueAuthProps, {
       additionalProperties: false,
-      description: 'payload mode at a venue that needs the owner\'s keys: L2 headers over DELETE /order with the body {"orderID":"<venue_order_id>"} (docs/api.md#delete-v1ordersid)',
+      description: 'payload mode at a venue that needs the owner\'s keys: L2 headers over DELETE /order with the body {"orderID":"<venue_order_id>"} (docs/api.md#payload-mode-cancels)',
     })),
   },
   { additionalProperties: false, examples: [{ venue_auth: { api_key: "6a6f3f56-1bd6-4f2a-9c0e-0d5a1c1e7b11", passphrase: "0f3c9d1e7a5b4c2d8e6f1a3b5c7d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d", timestamp: "1795000000", signature: "q0VnB2Yk3x1bY8yq9Qf0G2m3Zr5u7w9AaBbCcDdEeFg=" } }] },
@@ -253,7 +253,7 @@ export const ordersDetail = {
   cancel: {
     summary: "Cancel one order",
     description:
-      "An order awaiting its signature is cancelled here; an open or unknown one at the venue. If the venue says it already filled, 409 with order_status filled. The body is optional: none, empty, or `{venue_auth}` (payload mode at a venue that accepts a cancel only with the owner's own L2 keys: the headers over `DELETE /order {\"orderID\": venue_order_id}`, passed through, never stored). A venue refusal is 502 venue_rejected and the order stays open. docs/api.md#delete-v1ordersid",
+      "An order awaiting its signature is cancelled here; an open or unknown one at the venue. If the venue says it already filled, 409 with order_status filled. The body is optional: none, empty, or `{venue_auth}` (payload mode at a venue that accepts a cancel only with the owner's own L2 keys: the headers over `DELETE /order {\"orderID\": venue_order_id}`, passed through, never stored). A venue refusal is 502 venue_rejected and the order stays open. docs/api.md#payload-mode-cancels",
     tags: ["orders"],
     requestBody: { required: false, content: { "application/json": { schema: CancelBody } } },
     responses: problemResponses(noOrder, notAwaiting, new VenueRejectedError("Unauthorized/Invalid api key"), new VenueUnavailableProblem()),

@@ -152,7 +152,7 @@ export function serializePostOrdersBody(reqs: PostOrderBodyInput[]): string {
 /**
  * The exact DELETE /order body for one order, as the official client sends it
  * (clob-client-v2 cancelOrder: JSON.stringify({orderID})): `{"orderID":"<id>"}`. Callers who sign
- * L2 headers for the service (docs/api.md#delete-v1ordersid venue_auth) sign "DELETE" + "/order" + this.
+ * L2 headers for the service (docs/api.md#payload-mode-cancels venue_auth) sign "DELETE" + "/order" + this.
  */
 export function serializeCancelOrderBody(venueOrderId: string): string {
   return JSON.stringify({ orderID: venueOrderId });
