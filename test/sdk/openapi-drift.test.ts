@@ -9,17 +9,9 @@ import { sharedPglite } from "../support/databases.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 
 /** Contract routes (CONTRACT 4, 12, 14) the SDK already speaks that this service build does not serve yet. */
-const PENDING_ROUTES = new Set([
-  "PUT /v1/agents/{*}/heartbeat",
-  "POST /v1/agents/{*}/heartbeat",
-  "DELETE /v1/agents/{*}/heartbeat",
-  "POST /v1/orders/{*}/approve",
-  "POST /v1/orders/{*}/reject",
-]);
+const PENDING_ROUTES = new Set<string>([]);
 /** Contract request fields the SDK sends that the served schemas do not have yet. */
-const PENDING_FIELDS: Record<string, string[]> = {
-  "PATCH /v1/agents/{*}/limits": ["max_orders_per_minute", "max_open_orders", "duplicate_window_s", "runaway_trip_count", "approval_threshold_usdc"],
-};
+const PENDING_FIELDS: Record<string, string[]> = {};
 
 interface Sent {
   route: string;
@@ -57,12 +49,13 @@ async function callEverything(c: BrokerClient): Promise<void> {
   await c.listMarkets(marketsQ); await c.getMarket(ID);
   await c.createAgent(agent); await c.listAgents({ limit: 1, cursor: "c" }); await c.getAgent(ID); await c.updateLimits(ID, limits);
   await c.tripBreaker(ID); await c.resume(ID); await c.setCredentials(ID, creds); await c.deleteCredentials(ID); await c.kill(ID, { reason: "r" });
+  await c.kill(ID, { reason: "r", venue_auth: submit.venue_auth });
   await c.setHeartbeat(ID, { interval_s: 5 }); await c.heartbeat(ID); await c.clearHeartbeat(ID);
   await c.checkIntent(intent); await c.placeIntent(intent); await c.submitSigned(submit);
   await c.getExposure(ID);
   await c.listDecisions({ limit: 1, cursor: "c", agent_id: ID, approved: false } satisfies Required<ListDecisionsQuery>);
   await c.riskSummary({ agent_id: ID, hours: 1, days: 1 } satisfies Required<RiskSummaryQuery>);
-  await c.getOrder(ID); await c.listOrders(ordersQ); await c.cancelOrder(ID); await c.approveOrder(ID); await c.rejectOrder(ID);
+  await c.getOrder(ID); await c.listOrders(ordersQ); await c.cancelOrder(ID); await c.cancelOrder(ID, { venue_auth: submit.venue_auth }); await c.approveOrder(ID); await c.rejectOrder(ID);
   await c.events({ agent_id: ID, after: "1", maxReconnects: 0, reconnectDelayMs: 1 }).next().catch(() => undefined);
 }
 
