@@ -254,6 +254,51 @@ describeEachDatabase("payload-mode cancels with the owner's venue_auth, VENUE=cl
     await o.client.cancelAll(); // tidy up: the owner cancels it
   });
 
+  test("the kill's cancel-all is sent once more after a venue error, and confirms the orders then; an outage to the end fails and flags them", async () => {
+    const faults = (f: Record<string, number>) => fetch(`${sim.url}/_sim/faults`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(f) });
+    const NONE = { cancel_error_ratio: 0, cancel_error_status: 500, cancel_latency_ms: 0 };
+    try {
+      // 1. The first cancel-all is answered 503; the second, made while the fault is lifted, cancels.
+      const o = await newOwner();
+      const { key, agentId } = await agentFor(o);
+      const a = await placeOpen(o, key, agentId, 0.4);
+      const b = await placeOpen(o, key, agentId, 0.41);
+      const venue_auth = await officialVenueAuth(o, { method: "DELETE", requestPath: "/cancel-all" });
+      secrets.push(venue_auth.signature);
+      expect((await faults({ cancel_error_ratio: 1, cancel_error_status: 503, cancel_latency_ms: 250 })).status).toBe(200);
+      const before = routes("DELETE /cancel-all");
+      const killing = call("POST", `/v1/agents/${agentId}/kill`, { key, body: { venue_auth } });
+      // The second call has reached the venue and waits out its latency: lift the fault before it answers.
+      while (routes("DELETE /cancel-all") - before < 2) await Bun.sleep(5);
+      await faults(NONE);
+      const killed = await killing;
+      expect(killed.status).toBe(200);
+      expect(killed.body.cancelled.sort()).toEqual([a.order_id, b.order_id].sort());
+      expect(killed.body.failed).toEqual([]);
+      expect(routes("DELETE /cancel-all") - before).toBe(2);
+      expect(await o.client.getOpenOrders()).toEqual([]);
+
+      // 2. The venue errs on every cancel-all: two calls, then the orders are failed and flagged.
+      const o2 = await newOwner();
+      const second = await agentFor(o2);
+      const c = await placeOpen(o2, second.key, second.agentId, 0.4);
+      const auth2 = await officialVenueAuth(o2, { method: "DELETE", requestPath: "/cancel-all" });
+      secrets.push(auth2.signature);
+      await faults({ cancel_error_ratio: 1, cancel_error_status: 503 });
+      const before2 = routes("DELETE /cancel-all");
+      const killed2 = await call("POST", `/v1/agents/${second.agentId}/kill`, { key: second.key, body: { venue_auth: auth2 } });
+      expect(killed2.status).toBe(200);
+      expect(killed2.body.failed).toEqual([c.order_id]);
+      expect(routes("DELETE /cancel-all") - before2).toBe(2);
+      expect((await call("GET", `/v1/orders/${c.order_id}`, { key: second.key })).body).toMatchObject({ status: "failed", flagged_for_review: true });
+      await faults(NONE);
+      expect(sim.state.venue.order(c.order_hash)?.status).toBe("live");
+      await o2.client.cancelAll();
+    } finally {
+      await faults(NONE);
+    }
+  });
+
   test("through the SDK: the builders match the official client's headers; cancelOrder and kill with the owner's credentials", async () => {
     const o = await newOwner();
     const { key, agentId } = await agentFor(o);
