@@ -21,6 +21,7 @@ import { loadConfig } from "../../src/config.ts";
 import { createVenue } from "../../src/venues/create-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import markets from "../../fixtures/markets.json" with { type: "json" };
+import { redactFields } from "../../src/observability/redaction.ts";
 import { ADMIN_TOKEN } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { type LiveService, serveTestApp } from "../sdk/serve.ts";
@@ -350,4 +351,9 @@ describeEachDatabase("payload-mode cancels with the owner's venue_auth, VENUE=cl
     expect(await o.client.getOpenOrders()).toEqual([]);
     expect((await sdk.getOrder(c.order_id)).flagged_for_review).toBe(false);
   });
+});
+
+test("a venue_auth bag that reaches a log call is redacted whole", () => {
+  const line = redactFields({ msg: "x", venue_auth: { api_key: "k", passphrase: "p", timestamp: "1", signature: "s" } });
+  expect(line.venue_auth).toBe("[redacted]");
 });
