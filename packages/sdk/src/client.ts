@@ -76,6 +76,11 @@ export interface PostOptions {
   signal?: AbortSignal;
 }
 
+/** Options of approveOrder and rejectOrder: a note recorded in the order's history with the decision. */
+export interface DecisionOptions extends PostOptions {
+  reason?: string;
+}
+
 /** Options of cancelOrder: the owner's venue_auth over the venue's DELETE /order, given or built here. */
 export interface CancelOptions {
   venue_auth?: VenueAuth;
@@ -278,11 +283,14 @@ export class BrokerClient {
     return this.transport.call("DELETE", `/v1/orders/${enc(id)}`, venueAuth ? { body: { venue_auth: venueAuth } } : {});
   }
   /** Approves an order waiting for a person (needs an organization key not scoped to an agent). */
-  approveOrder(id: string, o: PostOptions = {}): Promise<IntentAnswer | Order> {
-    return this.transport.call("POST", `/v1/orders/${enc(id)}/approve`, o);
+  approveOrder(id: string, o: DecisionOptions = {}): Promise<IntentAnswer | Order> {
+    const { reason, ...post } = o;
+    return this.transport.call("POST", `/v1/orders/${enc(id)}/approve`, reason === undefined ? post : { body: { reason }, ...post });
   }
-  rejectOrder(id: string, o: PostOptions = {}): Promise<Order> {
-    return this.transport.call("POST", `/v1/orders/${enc(id)}/reject`, o);
+  /** Rejects an order waiting for a person; `reason` is recorded in its history. */
+  rejectOrder(id: string, o: DecisionOptions = {}): Promise<Order> {
+    const { reason, ...post } = o;
+    return this.transport.call("POST", `/v1/orders/${enc(id)}/reject`, reason === undefined ? post : { body: { reason }, ...post });
   }
 
   // ---------------------------------------------------------------- risk decisions
