@@ -39,6 +39,7 @@ import type {
   StoredOrder,
   RecentApproval,
   TrackedOrder,
+  VenueAuthPassThrough,
   VenueCancelResult,
   VenueOrderView,
   VenuePostResult,
@@ -918,12 +919,16 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     });
   }
 
-  /** Cancels one order: locally while it awaits a signature, at the venue once it is open. */
-  cancel(row: R): Promise<Placed<R>> {
-    return this.mailbox.admit(() => this.runCancel(row));
+  /**
+   * Cancels one order: locally while it awaits a signature, at the venue once it is open. `venueAuth`:
+   * the owner's L2 headers over this order's DELETE /order, sent as they are instead of any stored
+   * credentials (payload mode at a venue that needs the owner's keys to cancel).
+   */
+  cancel(row: R, venueAuth?: VenueAuthPassThrough): Promise<Placed<R>> {
+    return this.mailbox.admit(() => this.runCancel(row, venueAuth));
   }
 
-  private async runCancel(row: R): Promise<Placed<R>> {
+  private async runCancel(row: R, venueAuth?: VenueAuthPassThrough): Promise<Placed<R>> {
     const p = this.requirePorts();
     if (LOCAL_STATUSES.has(row.status)) {
       const done = await this.mailbox.send(async () => {
@@ -946,7 +951,9 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
       let result: VenueCancelResult;
       try {
-        result = await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) => p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, timeout()));
+        result = venueAuth
+          ? await p.venue.cancelOrder({ venue_order_id: venueOrderId, venue_auth: { ...venueAuth, address: venueAuth.address ?? row.typedData?.message.signer ?? this.profile.signerAddress } }, timeout())
+          : await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) => p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, timeout()));
       } catch {
         return { kind: "venue_unavailable", detail: "the venue could not be reached to cancel the order; nothing was changed, try again" };
       }

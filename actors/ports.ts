@@ -242,11 +242,11 @@ export interface VenuePort {
     req: { credentials: VenueCredentials; client_order_id: string; order: OrderMessage; order_type: OrderType; expiration: string },
     opts?: Call,
   ): Promise<VenuePostResult>;
-  cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: Call): Promise<VenueCancelResult>;
+  cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials; venue_auth?: VenueAuthPassThrough }, opts?: Call): Promise<VenueCancelResult>;
   getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: Call): Promise<VenueOrderView | null>;
 }
 
-/** The signer's own venue credentials for one POST /order, passed through and never stored. */
+/** The order owner's own venue L2 headers for one request (POST /order, DELETE /order), passed through and never stored. */
 export interface VenueAuthPassThrough {
   address?: string;
   api_key: string;

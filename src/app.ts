@@ -169,6 +169,8 @@ export function createServices(parts: {
     deadlineMs: config.killDeadlineMs,
     concurrency: config.killConcurrency,
     onEvents,
+    venue,
+    orderHashOf: async (id) => (await orderRepo.get(id))?.orderHash ?? null,
   });
   return {
     ...rest,

@@ -23,7 +23,7 @@
 export const REDACTED = "[redacted]";
 
 const SECRET_NAMES = new Set(
-  "key apikey apisecret xapikey secret secretkey privatekey passphrase password signature token authorization cookie setcookie credential xpayment paymentsignature polysignature polyapikey polypassphrase mnemonic seed".split(" "),
+  "key apikey apisecret xapikey secret secretkey privatekey passphrase password signature token authorization cookie setcookie credential xpayment paymentsignature polysignature polyapikey polypassphrase mnemonic seed venueauth".split(" "),
 );
 const SECRET_SUFFIXES = "secret secretkey privatekey apikey passphrase password signature token cookie credential authorization".split(" ");
 const KEYISH_PARTS = ["key", "priv", "secret", "seed", "pk"];

@@ -15,7 +15,11 @@ export type { OrderMessage, OrderType } from "../domain/order-message.ts";
 export type { VenueOrderStatus } from "../domain/order-status.ts";
 export type { VenueCredentials } from "../domain/venue-credentials.ts";
 
-/** Polymarket L2 credentials of the order's signer, passed through and never stored (docs/api.md#submit-signed). */
+/**
+ * Polymarket L2 headers of the order's owner, computed by the caller over the exact request the
+ * service sends (POST /order, DELETE /order, DELETE /cancel-all), passed through and never stored
+ * (docs/api.md#submit-signed, #payload-mode-cancels, #post-v1agentsidkill).
+ */
 export interface VenueAuth {
   address?: string;
   api_key: string;
@@ -55,6 +59,12 @@ export type PostResult =
  */
 export type CancelResult = { ok: true; already?: boolean } | { ok: false; error: string; status?: number; retry_after_s?: number };
 
+/** The venue's answer to a cancel-all: the ids it cancelled, and why it did not cancel the others. */
+export interface CancelAllAnswer {
+  canceled: string[];
+  not_canceled: Record<string, string>;
+}
+
 export interface VenueOrderState {
   venue_order_id: string;
   status: VenueOrderStatus;
@@ -82,11 +92,24 @@ export interface Venue {
   getBook(tokenId: string, opts?: CallOptions): Promise<OrderBook | null>;
   postSignedOrder(req: PostSignedOrder, opts?: CallOptions): Promise<PostResult>;
   placeDelegatedOrder(req: PlaceDelegatedOrder, opts?: CallOptions): Promise<PostResult>;
-  /** Cancels one order. "Already cancelled or matched" is ok: true. */
+  /**
+   * Cancels one order. "Already cancelled or matched" is ok: true. With `venue_auth` (the owner's L2
+   * headers over `DELETE /order {"orderID": id}`) the request carries those headers as they are and
+   * goes out on its own (never gathered into a batch, whose body they would not sign).
+   */
   cancelOrder(
-    req: { venue_order_id: string; credentials?: VenueCredentials },
+    req: { venue_order_id: string; credentials?: VenueCredentials; venue_auth?: VenueAuth },
     opts?: CallOptions,
   ): Promise<CancelResult>;
+  /**
+   * Cancels every open order of one venue account in one call (CLOB: DELETE /cancel-all), with the
+   * account's credentials or the owner's pass-through L2 headers. Throws VenueUnavailableError when
+   * the venue does not answer, and a refusal (4xx) as an error with a `status`.
+   */
+  cancelAll?(
+    req: { credentials?: VenueCredentials; venue_auth?: VenueAuth },
+    opts?: CallOptions,
+  ): Promise<CancelAllAnswer>;
   /**
    * Cancels many orders in as few venue calls as the venue allows (CLOB: one DELETE /orders per
    * batch); one result per id, with the same meaning as cancelOrder's.

@@ -49,12 +49,13 @@ async function callEverything(c: BrokerClient): Promise<void> {
   await c.listMarkets(marketsQ); await c.getMarket(ID);
   await c.createAgent(agent); await c.listAgents({ limit: 1, cursor: "c" }); await c.getAgent(ID); await c.updateLimits(ID, limits);
   await c.tripBreaker(ID); await c.resume(ID); await c.setCredentials(ID, creds); await c.deleteCredentials(ID); await c.kill(ID, { reason: "r" });
+  await c.kill(ID, { reason: "r", venue_auth: submit.venue_auth });
   await c.setHeartbeat(ID, { interval_s: 5 }); await c.heartbeat(ID); await c.clearHeartbeat(ID);
   await c.checkIntent(intent); await c.placeIntent(intent); await c.submitSigned(submit);
   await c.getExposure(ID);
   await c.listDecisions({ limit: 1, cursor: "c", agent_id: ID, approved: false } satisfies Required<ListDecisionsQuery>);
   await c.riskSummary({ agent_id: ID, hours: 1, days: 1 } satisfies Required<RiskSummaryQuery>);
-  await c.getOrder(ID); await c.listOrders(ordersQ); await c.cancelOrder(ID); await c.approveOrder(ID, { reason: "r" } satisfies Required<DecisionRequest>); await c.rejectOrder(ID, { reason: "r" });
+  await c.getOrder(ID); await c.listOrders(ordersQ); await c.cancelOrder(ID); await c.cancelOrder(ID, { venue_auth: submit.venue_auth }); await c.approveOrder(ID, { reason: "r" } satisfies Required<DecisionRequest>); await c.rejectOrder(ID, { reason: "r" });
   await c.events({ agent_id: ID, after: "1", maxReconnects: 0, reconnectDelayMs: 1 }).next().catch(() => undefined);
 }
 

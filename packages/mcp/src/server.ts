@@ -300,7 +300,8 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => {
-      const cancelled = await client.cancelOrder(a.order_id);
+      // Payload mode at a real CLOB: the owner's venue keys sign the cancel (docs/api.md#payload-mode-cancels).
+      const cancelled = await client.cancelOrder(a.order_id, o.venueCredentials ? { venueCredentials: o.venueCredentials } : {});
       pending.delete(a.order_id);
       return ok({ order: cancelled }, `Order ${cancelled.id} is ${cancelled.status}.`);
     }),
@@ -338,7 +339,7 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => {
-      const k = await client.kill(needAgent(a.agent_id), a.reason ? { reason: a.reason } : {});
+      const k = await client.kill(needAgent(a.agent_id), a.reason ? { reason: a.reason } : {}, o.venueCredentials ? { venueCredentials: o.venueCredentials } : {});
       return ok(
         { kill_id: k.kill_id, agent_id: k.agent_id, duration_ms: k.duration_ms, cancelled: k.cancelled, failed: k.failed, credentials_deleted: k.credentials_deleted },
         `Agent ${k.agent_id} halted: ${k.cancelled.length} cancelled, ${k.failed.length} failed (flagged for review).`,

@@ -21,6 +21,7 @@ import type {
   IntentRequest,
   IssuedApiKey,
   KillAnswer,
+  KillRequest,
   Limits,
   ListDecisionsQuery,
   ListMarketsQuery,
@@ -37,12 +38,21 @@ import type {
   SignableAnswer,
   SubmitSignedAnswer,
   SubmitSignedRequest,
+  VenueAuth,
 } from "./types.js";
-import { buildVenueAuth, type VenueCredentials } from "./venue-auth.js";
+import { buildCancelAllVenueAuth, buildCancelVenueAuth, buildVenueAuth, type VenueCredentials } from "./venue-auth.js";
 
 export * from "./errors.js";
 export type * from "./types.js";
-export { buildVenueAuth, buildL2Signature, serializePostOrderBody, type VenueCredentials } from "./venue-auth.js";
+export {
+  buildCancelAllVenueAuth,
+  buildCancelVenueAuth,
+  buildL2Signature,
+  buildVenueAuth,
+  serializeCancelOrderBody,
+  serializePostOrderBody,
+  type VenueCredentials,
+} from "./venue-auth.js";
 export { signUnsignedOrder, walletClientSigner, type TypedDataSigner, type TypedDataDefinition } from "./signing.js";
 export type { EventsOptions } from "./events.js";
 export type { RetryOptions } from "./transport.js";
@@ -67,6 +77,27 @@ export interface PostOptions {
   /** Reuse a key to make a repeated call replay the first answer (24 h); a fresh UUID otherwise. */
   idempotencyKey?: string;
   signal?: AbortSignal;
+}
+
+/** Options of approveOrder and rejectOrder: a note recorded in the order's history with the decision. */
+export interface DecisionOptions extends PostOptions {
+  reason?: string;
+}
+
+/** Options of cancelOrder: the owner's venue_auth over the venue's DELETE /order, given or built here. */
+export interface CancelOptions {
+  venue_auth?: VenueAuth;
+  /**
+   * The order owner's own venue L2 credentials (payload mode at a venue that cancels only with them): the
+   * order is read for its venue id and `venue_auth` is built over DELETE /order here; the secret never leaves
+   * this process.
+   */
+  venueCredentials?: VenueCredentials;
+}
+
+/** Options of kill: with the owner's venue credentials, `venue_auth` over DELETE /cancel-all is built here. */
+export interface KillOptions extends PostOptions {
+  venueCredentials?: VenueCredentials;
 }
 
 export interface SignAndSubmitOptions extends PostOptions {
@@ -175,9 +206,15 @@ export class BrokerClient {
   deleteCredentials(id: string): Promise<Agent> {
     return this.transport.call("DELETE", `/v1/agents/${enc(id)}/creds`);
   }
-  /** Kill switch: trips the breaker, cancels every open order within the deadline, deletes delegated credentials. */
-  kill(id: string, body: { reason?: string } = {}, o: PostOptions = {}): Promise<KillAnswer> {
-    return this.transport.call("POST", `/v1/agents/${enc(id)}/kill`, { body, ...o });
+  /**
+   * Kill switch: trips the breaker, cancels every open order within the deadline, deletes delegated credentials.
+   * A payload-mode agent at a venue that cancels only with the owner's keys: pass `venue_auth` in the body or
+   * the owner's `venueCredentials`; the venue then cancels the account's orders in one DELETE /cancel-all.
+   */
+  kill(id: string, body: KillRequest = {}, o: KillOptions = {}): Promise<KillAnswer> {
+    const { venueCredentials, ...post } = o;
+    const sent: KillRequest = venueCredentials && !body.venue_auth ? { ...body, venue_auth: buildCancelAllVenueAuth({ credentials: venueCredentials }) } : body;
+    return this.transport.call("POST", `/v1/agents/${enc(id)}/kill`, { body: sent, ...post });
   }
   /** The agent's exposure per market (both outcome tokens together) against max_market_exposure_pct × capital_usdc. */
   getExposure(id: string): Promise<Exposure> {
@@ -244,9 +281,21 @@ export class BrokerClient {
   listOrders(query: ListOrdersQuery = {}): Promise<Page<Order>> {
     return this.transport.call("GET", "/v1/orders", { query: { ...query } });
   }
-  /** Cancels one order: locally while it awaits a signature, at the venue once open. */
-  cancelOrder(id: string): Promise<Order> {
-    return this.transport.call("DELETE", `/v1/orders/${enc(id)}`);
+  /**
+   * Cancels one order: locally while it awaits a signature, at the venue once open. In payload mode at a
+   * venue that cancels only with the owner's keys, pass `venue_auth` or the owner's `venueCredentials`.
+   */
+  async cancelOrder(id: string, o: CancelOptions = {}): Promise<Order> {
+    let venueAuth = o.venue_auth;
+    if (!venueAuth && o.venueCredentials) {
+      // The venue id is the order hash until the venue names it; an order without one has not reached the venue.
+      const order = await this.getOrder(id);
+      const venueOrderId = order.venue_order_id ?? order.order_hash;
+      if (venueOrderId && order.status !== "awaiting_signature" && order.status !== "pending_approval") {
+        venueAuth = buildCancelVenueAuth({ credentials: o.venueCredentials, venue_order_id: venueOrderId });
+      }
+    }
+    return this.transport.call("DELETE", `/v1/orders/${enc(id)}`, venueAuth ? { body: { venue_auth: venueAuth } } : {});
   }
   /**
    * Approves an order pending approval (a person's call: it needs an organization key not scoped to an

@@ -276,6 +276,12 @@ export interface VenueAuth {
   timestamp: string;
   signature: string;
 }
+/** The body of POST /v1/agents/{id}/kill (optional). */
+export interface KillRequest {
+  reason?: string;
+  /** The owner's L2 headers over DELETE /cancel-all (buildCancelAllVenueAuth). */
+  venue_auth?: VenueAuth;
+}
 export interface SubmitSignedRequest {
   order_id: string;
   signature: Hex;

@@ -10,6 +10,11 @@
  *
  * POLY_SIGNATURE = url-safe base64 (padded) of HMAC-SHA256(base64decode(secret), timestamp + "POST" + "/order" + body),
  * with node:crypto (Node.js 20+ and Bun).
+ *
+ * The same pass-through serves cancels in payload mode (docs/api.md#payload-mode-cancels, #post-v1agentsidkill),
+ * over the requests the official client's cancelOrder and cancelAll send:
+ *   - DELETE /v1/orders/{id}: "DELETE" + "/order" + `{"orderID":"<venue_order_id>"}` (buildCancelVenueAuth);
+ *   - POST /v1/agents/{id}/kill: "DELETE" + "/cancel-all", no body (buildCancelAllVenueAuth).
  */
 import { createHmac } from "node:crypto";
 import type { OrderMessage, OrderType, VenueAuth } from "./types.js";
@@ -82,4 +87,35 @@ export function buildVenueAuth(input: {
   const auth: VenueAuth = { api_key: input.credentials.api_key, passphrase: input.credentials.passphrase, timestamp, signature };
   if (input.credentials.address) auth.address = input.credentials.address;
   return auth;
+}
+
+/** The exact DELETE /order body the service sends to cancel one order (the official client's JSON.stringify({orderID})). */
+export function serializeCancelOrderBody(venueOrderId: string): string {
+  return JSON.stringify({ orderID: venueOrderId });
+}
+
+function passThrough(credentials: VenueCredentials, timestamp: string, signature: string): VenueAuth {
+  const auth: VenueAuth = { api_key: credentials.api_key, passphrase: credentials.passphrase, timestamp, signature };
+  if (credentials.address) auth.address = credentials.address;
+  return auth;
+}
+
+/**
+ * The venue_auth of DELETE /v1/orders/{id} for a payload-mode order at a venue that cancels only with the
+ * owner's keys: L2 headers over DELETE /order {"orderID": venue_order_id}, timestamped now unless given.
+ */
+export function buildCancelVenueAuth(input: { credentials: VenueCredentials; venue_order_id: string; timestamp?: number | string }): VenueAuth {
+  if (typeof input.venue_order_id !== "string" || input.venue_order_id === "") throw new TypeError("venue_order_id is required");
+  const timestamp = String(input.timestamp ?? Math.floor(Date.now() / 1000));
+  const body = serializeCancelOrderBody(input.venue_order_id);
+  return passThrough(input.credentials, timestamp, buildL2Signature({ secret: input.credentials.api_secret, timestamp, method: "DELETE", path: "/order", body }));
+}
+
+/**
+ * The venue_auth of POST /v1/agents/{id}/kill for a payload-mode agent: L2 headers over DELETE /cancel-all
+ * (no body); the venue cancels every open order of that account. Timestamped now unless given.
+ */
+export function buildCancelAllVenueAuth(input: { credentials: VenueCredentials; timestamp?: number | string }): VenueAuth {
+  const timestamp = String(input.timestamp ?? Math.floor(Date.now() / 1000));
+  return passThrough(input.credentials, timestamp, buildL2Signature({ secret: input.credentials.api_secret, timestamp, method: "DELETE", path: "/cancel-all" }));
 }

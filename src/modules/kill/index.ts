@@ -3,9 +3,22 @@ import type { authPlugin } from "../../http/auth.ts";
 import { InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import { problemResponses } from "../../errors/problem-model.ts";
 import { AgentIdParam, AgentModel } from "../agents/model.ts";
+import { VenueAuthSchema } from "../orders/model.ts";
 import type { KillService } from "./service.ts";
 
-export const KillBody = t.Object({ reason: t.Optional(t.String({ maxLength: 500 })) }, { additionalProperties: false, examples: [{ reason: "strategy misbehaving" }] });
+export const KillBody = t.Object(
+  {
+    reason: t.Optional(t.String({ maxLength: 500 })),
+    venue_auth: t.Optional(
+      t.Object(VenueAuthSchema.properties, {
+        additionalProperties: false,
+        description:
+          "payload mode at a venue that cancels only with the owner's keys: L2 headers over DELETE /cancel-all (no body); the venue cancels every open order of that account in one call (docs/api.md#post-v1agentsidkill). Passed through, never stored.",
+      }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ reason: "strategy misbehaving" }] },
+);
 
 export const KillResult = t.Object({
   kill_id: t.String(),
@@ -27,10 +40,10 @@ export function killModule(deps: { kill: KillService; auth: ReturnType<typeof au
       // The body is optional: none, an empty body (both parsed to null by the body-limit parser), or
       // {reason}. An object is checked against KillBody by the schema; anything else is refused here.
       if (body !== null && body !== undefined && (typeof body !== "object" || Array.isArray(body))) {
-        throw new InvalidRequestError("the body must be a JSON object {reason}, or empty", [{ path: "/", message: "must be an object" }]);
+        throw new InvalidRequestError("the body must be a JSON object {reason?, venue_auth?}, or empty", [{ path: "/", message: "must be an object" }]);
       }
       const reason = body?.reason ?? null;
-      return deps.kill.kill(caller, params.id, reason);
+      return deps.kill.kill(caller, params.id, reason, body?.venue_auth ? { venueAuth: body.venue_auth } : {});
     },
     {
       auth: true,
@@ -39,7 +52,8 @@ export function killModule(deps: { kill: KillService; auth: ReturnType<typeof au
       response: { 200: KillResult },
       detail: {
         summary: "Kill switch: trip the breaker, cancel every open order within the deadline, delete delegated credentials",
-        description: "The body is optional: none, an empty body, or `{reason}` (docs/api.md#post-v1agentsidkill).",
+        description:
+          "The body is optional: none, an empty body, or `{reason?, venue_auth?}`. `venue_auth`: for a payload-mode agent at a venue that cancels only with the owner's own L2 keys, the headers over `DELETE /cancel-all`; the kill then cancels the account's orders in one call (docs/api.md#post-v1agentsidkill).",
         tags: ["agents"],
         // Documented by hand: an optional body is not required, and the example is the one to show.
         requestBody: { required: false, content: { "application/json": { schema: KillBody, example: { reason: "strategy misbehaving" } } } },

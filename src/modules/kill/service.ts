@@ -13,7 +13,9 @@ import { events, kills } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
+import type { Venue, VenueAuth } from "../../venues/venue.ts";
 import { type AgentService, toAgentModel } from "../agents/service.ts";
+import { cancelAllPorts } from "./cancel-all-ports.ts";
 
 export class KillService {
   constructor(
@@ -28,11 +30,15 @@ export class KillService {
       concurrency: number;
       /** Called after events were committed (the event log's wake-up). */
       onEvents?: () => void;
+      /** The venue, for a payload agent's cancel-all with the owner's venue_auth (cancel-all-ports.ts). */
+      venue?: Pick<Venue, "getOrder" | "cancelAll">;
+      /** An order's hash (its venue id before the venue named it). */
+      orderHashOf?: (orderId: string) => Promise<string | null>;
     },
   ) {}
 
   /** `breaker`: the breaker's reason, `kill` for the endpoint, `heartbeat` for a missed heartbeat (same kill otherwise). */
-  async kill(caller: Caller, agentId: string, reason: string | null, opts: { breaker?: "kill" | "heartbeat" } = {}) {
+  async kill(caller: Caller, agentId: string, reason: string | null, opts: { breaker?: "kill" | "heartbeat"; venueAuth?: VenueAuth } = {}) {
     const { agents, metrics, logger, clock } = this.deps;
     const startedAt = clock.now();
     const deadlineAt = startedAt + this.deps.deadlineMs;
@@ -43,9 +49,22 @@ export class KillService {
     let provide!: (c: VenueCredentials | undefined) => void;
     const credentials = new Promise<VenueCredentials | undefined>((resolve) => (provide = resolve));
 
-    const ports = actor.killPorts(credentials, (orderId, venueError) =>
+    let ports = actor.killPorts(credentials, (orderId, venueError) =>
       logger.warn("kill: venue refused a cancellation", { kill_id: killId, order_id: orderId, venue_error: venueError }),
     );
+    // A payload agent whose owner sent venue_auth: one cancel-all at the venue with the owner's headers.
+    const cancelAll = this.deps.venue?.cancelAll?.bind(this.deps.venue);
+    if (opts.venueAuth && cancelAll && actor.view().profile.mode === "payload") {
+      const venue = this.deps.venue!;
+      const orderHashOf = this.deps.orderHashOf ?? (async () => null);
+      ports = cancelAllPorts(ports, {
+        venue: { cancelAll, getOrder: venue.getOrder.bind(venue) },
+        venueAuth: { ...opts.venueAuth, address: opts.venueAuth.address ?? actor.view().profile.signerAddress },
+        orderHashOf,
+        remainingMs: () => deadlineAt - clock.now(),
+        onRefused: (venueError) => logger.warn("kill: venue refused the owner's cancel-all", { kill_id: killId, agent_id: agentId, venue_error: venueError }),
+      });
+    }
 
     // 1. The breaker trips here, synchronously, before anything else happens (no venue call, no read).
     const running = actor.kill(ports, { deadlineAt, concurrency: this.deps.concurrency, reason: opts.breaker ?? "kill" });

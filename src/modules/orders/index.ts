@@ -1,7 +1,17 @@
 import { Elysia, t } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
-import { DecisionBody, ListOrdersQuery, OrderIdParam, OrderModel, ordersDetail, SubmitSignedBody } from "./model.ts";
+import { CancelBody, DecisionBody, ListOrdersQuery, OrderIdParam, OrderModel, ordersDetail, SubmitSignedBody } from "./model.ts";
 import type { OrderService } from "./service.ts";
+import { InvalidRequestError } from "../../errors/errors.ts";
+
+/** An optional JSON object body: none or empty (parsed to null) is undefined; anything but an object is refused. */
+function optionalObject<T>(body: T | null | undefined): T | undefined {
+  if (body === null || body === undefined) return undefined;
+  if (typeof body !== "object" || Array.isArray(body)) {
+    throw new InvalidRequestError("the body must be a JSON object, or empty", [{ path: "/", message: "must be an object" }]);
+  }
+  return body;
+}
 
 export function ordersModule(deps: { orders: OrderService; auth: ReturnType<typeof authPlugin> }) {
   const { orders } = deps;
@@ -36,9 +46,10 @@ export function ordersModule(deps: { orders: OrderService; auth: ReturnType<type
       response: { 200: OrderModel },
       detail: ordersDetail.reject,
     })
-    .delete("/:id", ({ caller, params }) => orders.cancel(caller, params.id), {
+    .delete("/:id", ({ caller, params, body }) => orders.cancel(caller, params.id, optionalObject(body)), {
       auth: true,
       params: OrderIdParam,
+      body: t.Optional(CancelBody),
       response: { 200: OrderModel },
       detail: ordersDetail.cancel,
     });

@@ -8,16 +8,34 @@ import { PageQuery } from "../../http/pagination.ts";
 
 export const OrderTypeSchema = t.Union([t.Literal("GTC"), t.Literal("GTD"), t.Literal("FOK"), t.Literal("FAK")]);
 
-export const VenueAuthSchema = t.Object(
+/** HTTP header values sent as they are: printable ASCII only, so nothing a client sends can break the venue request. */
+const HEADER_VALUE = "^[\\x20-\\x7E]+$";
+
+/**
+ * The owner's L2 headers over one exact venue request (POST /order for submit-signed, DELETE /order
+ * for a cancel, DELETE /cancel-all for a kill), passed through and never stored or logged.
+ */
+const venueAuthProps = {
+    address: t.Optional(t.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "POLY_ADDRESS; the order's signer when absent" })),
+    api_key: t.String({ minLength: 1, maxLength: 200, pattern: HEADER_VALUE, description: "POLY_API_KEY" }),
+    passphrase: t.String({ minLength: 1, maxLength: 200, pattern: HEADER_VALUE, description: "POLY_PASSPHRASE" }),
+    timestamp: t.String({ pattern: "^[0-9]{1,13}$", description: "POLY_TIMESTAMP, unix seconds" }),
+    signature: t.String({ minLength: 1, maxLength: 200, pattern: HEADER_VALUE, description: "POLY_SIGNATURE" }),
+};
+export const VenueAuthSchema = t.Object(venueAuthProps, { additionalProperties: false });
+export type VenueAuthBody = typeof VenueAuthSchema.static;
+
+/** The optional body of DELETE /v1/orders/{id}: the owner's L2 headers over the venue's DELETE /order. */
+export const CancelBody = t.Object(
   {
-    address: t.Optional(t.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
-    api_key: t.String({ minLength: 1, maxLength: 200 }),
-    passphrase: t.String({ minLength: 1, maxLength: 200 }),
-    timestamp: t.String({ pattern: "^[0-9]{1,13}$" }),
-    signature: t.String({ minLength: 1, maxLength: 200 }),
+    venue_auth: t.Optional(t.Object(venueAuthProps, {
+      additionalProperties: false,
+      description: 'payload mode at a venue that needs the owner\'s keys: L2 headers over DELETE /order with the body {"orderID":"<venue_order_id>"} (docs/api.md#payload-mode-cancels)',
+    })),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ venue_auth: { api_key: "6a6f3f56-1bd6-4f2a-9c0e-0d5a1c1e7b11", passphrase: "0f3c9d1e7a5b4c2d8e6f1a3b5c7d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d", timestamp: "1795000000", signature: "q0VnB2Yk3x1bY8yq9Qf0G2m3Zr5u7w9AaBbCcDdEeFg=" } }] },
 );
+export type CancelBody = typeof CancelBody.static;
 
 export const SubmitSignedBody = t.Object(
   {
@@ -246,8 +264,10 @@ export const ordersDetail = {
   get: { summary: "Get an order with its status history", tags: ["orders"], responses: problemResponses(noOrder) },
   cancel: {
     summary: "Cancel one order",
-    description: "An order awaiting its signature is cancelled here; an open or unknown one at the venue. If the venue says it already filled, 409 with order_status filled.",
+    description:
+      "An order awaiting its signature is cancelled here; an open or unknown one at the venue. If the venue says it already filled, 409 with order_status filled. The body is optional: none, empty, or `{venue_auth}` (payload mode at a venue that accepts a cancel only with the owner's own L2 keys: the headers over `DELETE /order {\"orderID\": venue_order_id}`, passed through, never stored). A venue refusal is 502 venue_rejected and the order stays open. docs/api.md#payload-mode-cancels",
     tags: ["orders"],
-    responses: problemResponses(noOrder, notAwaiting, new VenueUnavailableProblem()),
+    requestBody: { required: false, content: { "application/json": { schema: CancelBody } } },
+    responses: problemResponses(noOrder, notAwaiting, new VenueRejectedError("Unauthorized/Invalid api key"), new VenueUnavailableProblem()),
   },
 };

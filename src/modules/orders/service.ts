@@ -11,7 +11,7 @@ import type { Logger } from "../../observability/logger.ts";
 import type { AgentService } from "../agents/service.ts";
 import { busyAware } from "../intents/service.ts";
 import { ORDER_TYPES } from "../../eip712/order-typed-data.ts";
-import type { DecisionBody, SubmitSignedBody } from "./model.ts";
+import type { CancelBody, DecisionBody, SubmitSignedBody } from "./model.ts";
 import { toOrderDetail, toOrderModel } from "./order-view.ts";
 import { refusalProblem } from "./refusal-problem.ts";
 
@@ -56,11 +56,14 @@ export class OrderService {
     return { order_id: settled.id, status: settled.status, venue_order_id: settled.venueOrderId, order: toOrderModel(settled) };
   }
 
-  /** Cancels one order through its agent's actor. */
-  async cancel(caller: Caller, id: string) {
+  /**
+   * Cancels one order through its agent's actor; `venue_auth`, when given, is the owner's L2 headers
+   * over the venue's DELETE /order for this order, passed through to the venue and kept nowhere.
+   */
+  async cancel(caller: Caller, id: string, body?: CancelBody) {
     const row = await this.visible(caller, id);
     const actor = await this.deps.agents.actorFor(caller, row.agentId);
-    const done = await busyAware(() => actor.cancel(row));
+    const done = await busyAware(() => actor.cancel(row, body?.venue_auth));
     if (done.kind !== "ok") throw refusalProblem(done);
     return toOrderModel(done.order);
   }

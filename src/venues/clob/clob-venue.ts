@@ -37,6 +37,7 @@ import { fromUnits, numberToPlainString, toUnits } from "../../domain/units.ts";
 import {
   type BookLevel,
   type CallOptions,
+  type CancelAllAnswer,
   type CancelResult,
   type Market,
   type MarketVersion,
@@ -47,6 +48,7 @@ import {
   type PostResult,
   type PostSignedOrder,
   type Venue,
+  type VenueAuth,
   type VenueCredentials,
   type VenueOrderState,
   type VenueOrderStatus,
@@ -145,6 +147,31 @@ export function serializePostOrderBody(req: PostOrderBodyInput): string {
 /** The exact POST /orders body: a JSON array of order payloads, as the official client's postOrders sends it. */
 export function serializePostOrdersBody(reqs: PostOrderBodyInput[]): string {
   return `[${reqs.map(postOrderPayload).join(",")}]`;
+}
+
+/**
+ * The exact DELETE /order body for one order, as the official client sends it
+ * (clob-client-v2 cancelOrder: JSON.stringify({orderID})): `{"orderID":"<id>"}`. Callers who sign
+ * L2 headers for the service (docs/api.md#payload-mode-cancels venue_auth) sign "DELETE" + "/order" + this.
+ */
+export function serializeCancelOrderBody(venueOrderId: string): string {
+  return JSON.stringify({ orderID: venueOrderId });
+}
+
+/**
+ * The caller's own L2 headers, as they are. POLY_ADDRESS is the caller's `address`, else
+ * `defaultAddress` (the order's signer), else absent.
+ */
+function passThroughHeaders(auth: VenueAuth, defaultAddress?: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    POLY_SIGNATURE: auth.signature,
+    POLY_TIMESTAMP: auth.timestamp,
+    POLY_API_KEY: auth.api_key,
+    POLY_PASSPHRASE: auth.passphrase,
+  };
+  const address = auth.address ?? defaultAddress;
+  if (address) headers.POLY_ADDRESS = address;
+  return headers;
 }
 
 /** The venue's order version (GET /version: 2 = CTF Exchange V2, 3 = ExchangeV3) as a market protocol version. */
@@ -329,16 +356,7 @@ export class ClobVenue implements Venue {
     } catch (err) {
       return { ok: false, error: (err as Error).message };
     }
-    const auth = req.venue_auth;
-    const headers: Record<string, string> = auth
-      ? {
-          POLY_ADDRESS: auth.address ?? req.order.signer,
-          POLY_SIGNATURE: auth.signature,
-          POLY_TIMESTAMP: auth.timestamp,
-          POLY_API_KEY: auth.api_key,
-          POLY_PASSPHRASE: auth.passphrase,
-        }
-      : {};
+    const headers: Record<string, string> = req.venue_auth ? passThroughHeaders(req.venue_auth, req.order.signer) : {};
     const r = await this.call("POST", "/order", { body, headers, signal: opts?.signal });
     return this.postResult(r, req.order.side);
   }
@@ -374,17 +392,21 @@ export class ClobVenue implements Venue {
    * and an unanswered cancel must stay in flight until that deadline rather than be given up at
    * `timeoutMs`. Without a signal, `timeoutMs` applies; with one, at most CANCEL_CEILING_MS.
    */
-  async cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<CancelResult> {
-    if (this.coalescer) return this.coalescer.cancel(req.venue_order_id, req.credentials, opts?.signal);
+  async cancelOrder(req: { venue_order_id: string; credentials?: VenueCredentials; venue_auth?: VenueAuth }, opts?: CallOptions): Promise<CancelResult> {
+    // The owner's headers sign this one DELETE /order body: it is never gathered into a batch.
+    if (this.coalescer && !req.venue_auth) return this.coalescer.cancel(req.venue_order_id, req.credentials, opts?.signal);
     return this.cancelOne(req, opts?.signal);
   }
 
-  /** DELETE /order {orderID}. */
-  private async cancelOne(req: { venue_order_id: string; credentials?: VenueCredentials }, signal?: AbortSignal): Promise<CancelResult> {
-    const body = JSON.stringify({ orderID: req.venue_order_id });
+  /**
+   * DELETE /order {orderID}: the body is the official client's (JSON.stringify({orderID})), so
+   * pass-through `venue_auth` computed over `{"orderID":"<id>"}` verifies.
+   */
+  private async cancelOne(req: { venue_order_id: string; credentials?: VenueCredentials; venue_auth?: VenueAuth }, signal?: AbortSignal): Promise<CancelResult> {
+    const body = serializeCancelOrderBody(req.venue_order_id);
     const r = await this.call("DELETE", "/order", {
       body,
-      headers: this.authHeaders(req.credentials, "DELETE", "/order", body),
+      headers: req.venue_auth ? passThroughHeaders(req.venue_auth) : this.authHeaders(req.credentials, "DELETE", "/order", body),
       signal,
       timeoutMs: signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
     });
@@ -421,9 +443,18 @@ export class ClobVenue implements Venue {
     return out;
   }
 
-  /** DELETE /cancel-all: every open order of the credentials' account. Answers the ids cancelled and those not. */
-  async cancelAll(credentials: VenueCredentials, opts?: CallOptions): Promise<{ canceled: string[]; not_canceled: Record<string, string> }> {
-    const r = await this.call("DELETE", "/cancel-all", { headers: this.authHeaders(credentials, "DELETE", "/cancel-all"), signal: opts?.signal });
+  /**
+   * DELETE /cancel-all (no body): every open order of the account, with its credentials or the owner's
+   * pass-through `venue_auth` (signed over "DELETE" + "/cancel-all" and no body). Answers the ids
+   * cancelled and those not; a refusal throws VenueRequestError (its status), no answer
+   * VenueUnavailableError. Bounded like cancelOrder.
+   */
+  async cancelAll(req: { credentials?: VenueCredentials; venue_auth?: VenueAuth }, opts?: CallOptions): Promise<CancelAllAnswer> {
+    const r = await this.call("DELETE", "/cancel-all", {
+      headers: req.venue_auth ? passThroughHeaders(req.venue_auth) : this.authHeaders(req.credentials, "DELETE", "/cancel-all"),
+      signal: opts?.signal,
+      timeoutMs: opts?.signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
+    });
     this.throwUnlessOk(r, "DELETE /cancel-all");
     return cancelAnswer(r.body);
   }
