@@ -189,7 +189,7 @@ export function createServices(parts: {
     orderRepo,
     intents: new IntentService({ agents, clock }),
     orders,
-    decisions: new DecisionService(database.db),
+    decisions: new DecisionService(database.db, clock),
     exposure: new ExposureService(database.db, agents),
     kill,
     heartbeats: new HeartbeatService({ agents, kill, clock, logger }),

@@ -2,6 +2,7 @@
  * Risk decisions as an API user sees them: the stored approvals and rejections of the caller's
  * organization (newest first), and a summary for charts (intents per hour, daily volume per agent).
  */
+import { type Clock, systemClock } from "../../domain/clock.ts";
 import { and, desc, eq, gte, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/database.ts";
 import { orders, riskDecisions } from "../../db/schema.ts";
@@ -15,7 +16,10 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 export class DecisionService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async list(caller: Caller, query: ListDecisionsQuery): Promise<{ data: DecisionModel[]; next_cursor: string | null }> {
     const limit = query.limit ?? 50;
@@ -47,7 +51,7 @@ export class DecisionService {
     }));
   }
 
-  async summary(caller: Caller, query: SummaryQuery, now = Date.now()): Promise<SummaryModel> {
+  async summary(caller: Caller, query: SummaryQuery, now = this.clock.now()): Promise<SummaryModel> {
     const hours = query.hours ?? 24;
     const days = query.days ?? 7;
     const to = new Date(now);
