@@ -100,7 +100,10 @@ export type PostResult =
  * nothing left to cancel (it was cancelled or matched before): the caller
  * should read the order to learn whether it filled.
  */
-export type CancelResult = { ok: true; already?: boolean } | { ok: false; error: string };
+export type CancelResult =
+  | { ok: true; already?: boolean }
+  /** `status`: the venue's HTTP status when it answered with an error; `retryAfterMs`: its Retry-After. */
+  | { ok: false; error: string; status?: number; retryAfterMs?: number };
 
 export interface VenueOrderState {
   venue_order_id: string;

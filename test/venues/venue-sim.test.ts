@@ -10,6 +10,7 @@ import { orderHash } from "../../src/venues/paper/paper-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import { type Market, type OrderMessage, type OrderType, type VenueCredentials, VenueUnavailableError } from "../../src/venues/venue.ts";
 
+const NO_FAULTS = { latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0, cancel_error_ratio: 0, cancel_error_status: 500, cancel_retry_after_s: 0 };
 const FIXTURE = resolve(import.meta.dir, "../../fixtures/markets.json");
 const ZERO32 = `0x${"00".repeat(32)}` as const;
 const SIG = `0x${"cd".repeat(65)}` as const;
@@ -327,15 +328,34 @@ describe("faults", () => {
     expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
   });
 
+  test("cancel_error_ratio: cancels answer 500, or 429 with Retry-After; the order stays live and the error carries both", async () => {
+    const placed = await delegated(BOTH, "0.37");
+    if (!placed.ok) throw new Error(placed.error);
+    await faults({ cancel_error_ratio: 1 });
+    const five = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(five).toEqual({ ok: false, error: "Internal server error (simulated fault)", status: 500 });
+    await faults({ cancel_error_status: 429, cancel_retry_after_s: 2 });
+    const limited = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(limited).toEqual({ ok: false, error: "Too many requests (simulated fault)", status: 429, retryAfterMs: 2000 });
+    const batch = await venue.cancelOrders({ venue_order_ids: [placed.venue_order_id], credentials: BOTH });
+    expect(batch[placed.venue_order_id]).toEqual(limited);
+    expect((await venue.getOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH }))!.status).toBe("live");
+    expect((await stats()).cancels).toEqual({ [placed.venue_order_id]: 3 });
+    await faults({ cancel_error_ratio: 0 });
+    expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+  });
+
   test("fault settings are validated and reset", async () => {
     const bad = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ error_ratio: 2 }) });
     expect(bad.status).toBe(400);
     const unknown = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ jitter: 1 }) });
     expect(unknown.status).toBe(400);
     await faults({ latency_ms: 5, cancel_latency_ms: 7 });
-    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ latency_ms: 5, cancel_latency_ms: 7, cancel_hang_ratio: 0, error_ratio: 0 });
+    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ ...NO_FAULTS, latency_ms: 5, cancel_latency_ms: 7 });
     await fetch(`${sim.url}/_sim/reset`, { method: "POST" });
-    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0 });
+    expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual(NO_FAULTS);
+    const status = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ cancel_error_status: 503 }) });
+    expect(status.status).toBe(400);
   });
 });
 
@@ -505,7 +525,7 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     expect(await cancel()).toEqual({ ok: true, already: true });
     expect(await cancel()).toEqual({ ok: false, error: "order is in cancel-only market" });
     expect(await cancel()).toEqual({ ok: false, error: "the venue did not confirm the cancellation" });
-    expect(await cancel()).toEqual({ ok: false, error: "Unauthorized/Invalid api key" });
+    expect(await cancel()).toEqual({ ok: false, error: "Unauthorized/Invalid api key", status: 401 });
     expect(seen[0].method).toBe("DELETE");
     expect(seen[0].body).toBe('{"orderID":"0x1"}');
     expect(seen[0].headers.poly_signature).toBe(

@@ -214,7 +214,7 @@ export function isAlreadyDoneReason(reason: unknown): boolean {
   return typeof reason === "string" && /\balready\b.*\b(cancel?led|matched)\b|^\s*matched orders can'?t be cancel?led/i.test(reason);
 }
 
-type HttpResult = { status: number; body: any; text: string };
+type HttpResult = { status: number; body: any; text: string; retryAfter?: string | null };
 
 export class ClobVenue implements Venue {
   readonly name: string;
@@ -338,7 +338,7 @@ export class ClobVenue implements Venue {
       signal: opts?.signal,
       timeoutMs: opts?.signal ? Math.max(this.timeoutMs, CANCEL_CEILING_MS) : this.timeoutMs,
     });
-    const refused = this.refusal(r);
+    const refused = this.cancelRefusal(r);
     if (refused) return refused;
     return cancelResultFor(r.body, req.venue_order_id);
   }
@@ -356,7 +356,7 @@ export class ClobVenue implements Venue {
       headers: this.authHeaders(req.credentials, "DELETE", "/orders", body),
       signal: opts?.signal,
     });
-    const refused = this.refusal(r);
+    const refused = this.cancelRefusal(r);
     for (const id of req.venue_order_ids) out[id] = refused ?? cancelResultFor(r.body, id);
     return out;
   }
@@ -484,6 +484,14 @@ export class ClobVenue implements Venue {
     return { ok: false, error: msg };
   }
 
+  /** A cancel's refusal also carries the status and Retry-After, so the kill switch can retry it (see cancel-with-retry.ts). */
+  private cancelRefusal(r: HttpResult): CancelResult | null {
+    const refused = this.refusal(r);
+    if (!refused || r.status < 400) return refused;
+    const retryAfterMs = retryAfterMsOf(r.retryAfter);
+    return retryAfterMs === undefined ? { ...refused, status: r.status } : { ...refused, status: r.status, retryAfterMs };
+  }
+
   private throwUnlessOk(r: HttpResult, what: string): void {
     if (r.status >= 200 && r.status < 300) return;
     const detail = r.body && typeof r.body === "object" && r.body.error !== undefined ? `: ${errorText(r.body.error, "")}` : "";
@@ -513,7 +521,7 @@ export class ClobVenue implements Venue {
           body = text;
         }
       }
-      return { status: res.status, body, text };
+      return { status: res.status, body, text, retryAfter: res.headers.get("retry-after") };
     } catch (err) {
       let why: string;
       if (o.signal?.aborted) why = "aborted by the caller";
@@ -522,6 +530,15 @@ export class ClobVenue implements Venue {
       throw new VenueUnavailableError(`${method} ${path}: ${why}`, { cause: err });
     }
   }
+}
+
+/** Retry-After as milliseconds from now: delta-seconds or an HTTP date (RFC 9110 section 10.2.3). */
+export function retryAfterMsOf(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 function cancelResultFor(body: any, id: string): CancelResult {

@@ -14,7 +14,7 @@
  *
  * Test controls (no auth, no injected latency):
  *   POST /_sim/credentials, POST /_sim/faults {latency_ms, cancel_latency_ms, cancel_hang_ratio,
- *   error_ratio} (partial updates), GET /_sim/faults, GET /_sim/stats → {posts: {id: n}, cancels: {id: n}},
+ *   error_ratio, cancel_error_ratio, cancel_error_status, cancel_retry_after_s} (partial updates), GET /_sim/faults, GET /_sim/stats → {posts: {id: n}, cancels: {id: n}},
  *   POST /_sim/reset (faults and stats).
  * Faults: latency_ms before answering every venue call; cancel_latency_ms more on cancels;
  * cancel_hang_ratio of cancels are never answered (held until the client goes away or the server
@@ -45,6 +45,11 @@ export interface SimFaults {
   cancel_latency_ms: number;
   cancel_hang_ratio: number;
   error_ratio: number;
+  /** Share of cancels answered with an error (`cancel_error_status`, 500 or 429; the order stays live). */
+  cancel_error_ratio: number;
+  /** Status of those errors: 500, or 429 with `Retry-After: cancel_retry_after_s`. */
+  cancel_error_status: number;
+  cancel_retry_after_s: number;
 }
 
 export interface VenueSimOptions {
@@ -72,7 +77,7 @@ export interface VenueSim {
 /** The repository's markets fixture. */
 export const DEFAULT_MARKETS_FILE = resolve(import.meta.dir, "../../../fixtures/markets.json");
 
-const NO_FAULTS: SimFaults = Object.freeze({ latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0 });
+const NO_FAULTS: SimFaults = Object.freeze({ latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0, cancel_error_ratio: 0, cancel_error_status: 500, cancel_retry_after_s: 0 });
 const SIGNATURE_RE = /^0x[0-9a-fA-F]{130}$/;
 const ORDER_TYPES = new Set(["GTC", "GTD", "FOK", "FAK"]);
 
@@ -359,6 +364,11 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       if (!cred.scopes.has("order:cancel")) return json({ error: "API key lacks the order:cancel scope" }, 403);
       await delay(state.faults.cancel_latency_ms, req);
       if (state.faults.cancel_hang_ratio > 0 && random() < state.faults.cancel_hang_ratio) return hang(req);
+      if (state.faults.cancel_error_ratio > 0 && random() < state.faults.cancel_error_ratio) {
+        const status = state.faults.cancel_error_status;
+        const headers: Record<string, string> = status === 429 ? { "Retry-After": String(state.faults.cancel_retry_after_s) } : {};
+        return json({ error: status === 429 ? "Too many requests (simulated fault)" : "Internal server error (simulated fault)" }, status, headers);
+      }
       return json(cancelIds(cred, ids));
     }
 
@@ -389,6 +399,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
         const v = b[k];
         if (!(k in NO_FAULTS)) return json({ error: `unknown fault ${k}` }, 400);
         const isRatio = k.endsWith("ratio");
+        if (k === "cancel_error_status" && v !== 500 && v !== 429) return json({ error: "cancel_error_status must be 500 or 429" }, 400);
         if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || (isRatio && v > 1)) {
           return json({ error: `${k} must be ${isRatio ? "a number in [0, 1]" : "a non-negative number"}` }, 400);
         }
@@ -490,8 +501,8 @@ async function readJson(req: Request): Promise<any> {
   }
 }
 
-function json(body: unknown, status = 200): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+function json(body: unknown, status = 200, extra: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...extra } });
 }
 
 function slug(q: string): string {
