@@ -137,6 +137,8 @@ export interface Venue {
     req: { venue_order_id: string; credentials?: VenueCredentials },
     opts?: CallOptions,
   ): Promise<CancelResult>;
+  /** Batch cancel (DELETE /orders), where the venue has it: one result per id. */
+  cancelOrders?(req: { venue_order_ids: string[]; credentials?: VenueCredentials }, opts?: CallOptions): Promise<Record<string, CancelResult>>;
   /** The venue's view of one order, or null when the venue does not know it. */
   getOrder(req: { venue_order_id: string; credentials?: VenueCredentials }, opts?: CallOptions): Promise<VenueOrderState | null>;
   /** Asks the venue to confirm credentials with an authenticated read. */

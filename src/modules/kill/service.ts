@@ -13,6 +13,7 @@ import { newId } from "../../ids.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
 import type { Venue, VenueCredentials } from "../../venues/venue.ts";
+import { batchingCancel, type CancelOne, cancelWithRetry } from "./cancel-with-retry.ts";
 import { filledUnitsOf } from "../../orders/venue-status.ts";
 import { type Actor, type AgentService, toAgentModel } from "../agents/service.ts";
 import type { CredentialSource } from "../orders/intent-service.ts";
@@ -46,6 +47,18 @@ export class KillService {
     let provide!: (c: VenueCredentials | undefined) => void;
     const credentials = new Promise<VenueCredentials | undefined>((resolve) => (provide = resolve));
 
+    // Errors and timeouts are retried until the deadline; cancels issued together go out as one
+    // batch where the venue has DELETE /orders.
+    const deadline = AbortSignal.timeout(Math.max(0, deadlineAt - Date.now()));
+    let batch: CancelOne | null = null;
+    const cancelPort = (c: VenueCredentials | undefined) => {
+      const single: CancelOne = (id, s) => venue.cancelOrder({ venue_order_id: id, credentials: c }, { signal: s });
+      batch ??= venue.cancelOrders
+        ? batchingCancel((ids, s) => venue.cancelOrders!({ venue_order_ids: ids, credentials: c }, { signal: s }), { signal: deadline })
+        : single;
+      return { first: batch, single };
+    };
+
     const ports: KillPorts = {
       cancelAtVenue: async (order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome> => {
         try {
@@ -53,9 +66,10 @@ export class KillService {
           // Unknown after a timeout, or submitting from an earlier process: the venue id is the order hash.
           const venueOrderId = order.venueOrderId ?? (await repo.get(order.id))?.orderHash ?? null;
           if (!venueOrderId) return { status: "failed" };
-          const r = await venue.cancelOrder({ venue_order_id: venueOrderId, credentials: c }, { signal });
+          const port = cancelPort(c);
+          const r = await cancelWithRetry(venueOrderId, port.first, { signal, deadlineAt, retryWith: port.single });
           if (!r.ok) {
-            logger.warn("kill: venue refused a cancellation", { kill_id: killId, order_id: order.id, venue_error: r.error.slice(0, 200) });
+            logger.warn("kill: cancellation not confirmed", { kill_id: killId, order_id: order.id, attempts: r.attempts, final: r.final, venue_error: r.error.slice(0, 200) });
             return { status: "failed" };
           }
           if (!r.already) return { status: "cancelled" };
