@@ -2,7 +2,8 @@ import { t } from "elysia";
 import { idPattern } from "../../ids.ts";
 import { LimitsPatchSchema, LimitsSchema } from "../../risk/limits.ts";
 
-export const Address = t.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "an EVM address" });
+/** An EVM address; the zero address is never accepted (CONTRACT 4). */
+export const Address = t.String({ pattern: "^0x(?!0{40}$)[0-9a-fA-F]{40}$", description: "an EVM address, not the zero address" });
 export const AgentIdParam = t.Object({ id: t.String({ pattern: idPattern("agt"), description: "agent id" }) });
 
 export const CreateAgentBody = t.Object(
