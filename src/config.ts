@@ -33,6 +33,7 @@ export const EnvSchema = T.Object({
   X402_PRICE_USDC: T.Optional(T.String({ pattern: "^[0-9]+(\\.[0-9]{1,6})?$" })),
   X402_FACILITATOR_URL: T.Optional(Url),
   KILL_DEADLINE_MS: T.Optional(Int(100, 60000)),
+  SHUTDOWN_GRACE_MS: T.Optional(Int(100, 600000)),
   KILL_CONCURRENCY: T.Optional(Int(1, 1024)),
   SIGNATURE_TTL_S: T.Optional(Int(5, 86400)),
   ACTOR_IDLE_MS: T.Optional(Int(1000, 86400000)),
@@ -60,6 +61,8 @@ export interface Config {
   adminToken: string | null;
   x402: { enabled: boolean; payTo: string | null; network: string; priceUsdc: string; facilitatorUrl: string | null };
   killDeadlineMs: number;
+  /** How long a SIGTERM waits for in-flight work before the process exits anyway (src/shutdown.ts). */
+  shutdownGraceMs: number;
   killConcurrency: number;
   /** How long an unsigned order waits for its signature before it expires. */
   signatureTtlS: number;
@@ -130,6 +133,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       facilitatorUrl: e.X402_FACILITATOR_URL ?? null,
     },
     killDeadlineMs: e.KILL_DEADLINE_MS ? Number(e.KILL_DEADLINE_MS) : 5000,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS ? Number(e.SHUTDOWN_GRACE_MS) : 25000,
     killConcurrency: e.KILL_CONCURRENCY ? Number(e.KILL_CONCURRENCY) : 64,
     signatureTtlS: e.SIGNATURE_TTL_S ? Number(e.SIGNATURE_TTL_S) : 300,
     actorIdleMs: e.ACTOR_IDLE_MS ? Number(e.ACTOR_IDLE_MS) : 10 * 60 * 1000,

@@ -1,9 +1,11 @@
 /** Starts the service: configuration, database (migrated), venue, HTTP server. */
 import { createApp, createServices } from "./app.ts";
 import { startJobs } from "./jobs.ts";
+import { installShutdown } from "./shutdown.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { CredentialVault } from "./crypto/credential-vault.ts";
 import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts";
+import { DataDirLockedError } from "./db/data-dir-lock.ts";
 import { openDatabase } from "./db/database.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { createVenue } from "./venues/create-venue.ts";
@@ -20,13 +22,24 @@ async function main() {
     }
     throw error;
   }
+  // Signals are caught from here on: one that comes while starting stops the service once it is up.
+  const shutdown = installShutdown({ graceMs: config.shutdownGraceMs });
   const logger = createLogger({ level: config.logLevel });
   if (config.builderCodeDefaulted) logger.warn("BUILDER_CODE is not set: orders carry 32 zero bytes as their builder code");
   // The venue (its markets file) and the master key first: a bad setting stops start-up before
   // a key is generated or the database is touched.
   const venue = await openVenue(config);
   const vault = await openVault(config, logger);
-  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
+  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir }).catch(
+    (error: unknown) => {
+      // Another process holds the embedded database: say so and what to do, without a stack.
+      if (error instanceof DataDirLockedError) {
+        console.error(`error: ${error.message}`);
+        process.exit(1);
+      }
+      throw error;
+    },
+  );
   const services = createServices({ config, logger, database, venue, vault });
   const app = createApp(services);
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
@@ -40,20 +53,18 @@ async function main() {
     error: () => new Response(null, { status: 500 }),
   });
   logger.info("listening", { url: `http://${config.host}:${server.port}`, database: database.kind, venue: venue.name });
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info("stopping", { signal });
-    jobs.stop();
+  shutdown.ready(async () => {
+    // 1. No new connections; the requests under way finish (with their venue calls and writes:
+    //    a request answers only after its order is stored).
+    jobs.stop().catch(() => undefined);
     await server.stop();
+    // 2. Background work under way (reconciliation, expiry) finishes.
+    await jobs.stop();
     await app.stop();
     await venue.close?.();
+    // 3. The database flushes and closes (PGlite checkpoints its files; the lock is released).
     await database.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  }, logger);
 }
 
 /** The configured venue; a markets file that cannot be read stops start-up naming PAPER_MARKETS. */

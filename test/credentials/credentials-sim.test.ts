@@ -154,7 +154,7 @@ describeEachDatabase("credentials confirmed by the venue simulator", (_kind, get
     await register(good, SIGNER);
     const cases: [Partial<Creds>, string][] = [
       [{ ...good, api_key: `${good.api_key}é` }, "/api_key"],
-      [{ ...good, api_key: "ключ-🔑" }, "/api_key"],
+      [{ ...good, api_key: "ключ-🔑" as Creds["api_key"] }, "/api_key"],
       [{ ...good, passphrase: `${good.passphrase}\u00ff` }, "/passphrase"],
       [{ ...good, passphrase: "pass phrase" }, "/passphrase"],
       [{ ...good, api_secret: "not base64!" }, "/api_secret"],
