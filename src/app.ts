@@ -30,6 +30,7 @@ import { IntentService } from "./modules/orders/intent-service.ts";
 import { OrderRepository } from "./modules/orders/order-repository.ts";
 import { OrderService } from "./modules/orders/order-service.ts";
 import { VenueSubmission } from "./modules/orders/venue-submission.ts";
+import { interruptedRequestResolver } from "./modules/recovery/interrupted-requests.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
 import { OrgService } from "./modules/orgs/service.ts";
 import type { Logger } from "./observability/logger.ts";
@@ -161,6 +162,7 @@ export function createApp(services: Services): App {
       const wait = found ? services.rateLimiter.take(found.keyId) : 0;
       return wait > 0 ? new RateLimitedError(wait) : null;
     },
+    resolveInterrupted: interruptedRequestResolver(services),
     logger,
     idempotency: services.idempotency,
     maxBodyBytes: services.config.maxBodyBytes,

@@ -42,6 +42,10 @@ async function main() {
   );
   const services = createServices({ config, logger, database, venue, vault });
   const app = createApp(services);
+  // Idempotency-Key records left in progress by a process that died: their retries are resolved
+  // (the original outcome, or the request runs once) instead of answering 409 for a day.
+  const interrupted = await services.idempotency.interruptInFlight();
+  if (interrupted) logger.warn("idempotency keys interrupted by the last stop", { count: interrupted });
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
   // reserved against their agents' limits until it settles them.
   const jobs = startJobs(services);

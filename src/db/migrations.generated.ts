@@ -2,8 +2,10 @@
 
 import m0 from "../../drizzle/0000_stiff_blonde_phantom.sql" with { type: "text" };
 import m1 from "../../drizzle/0001_fantastic_spirit.sql" with { type: "text" };
+import m2 from "../../drizzle/0002_complex_rhodey.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
   { tag: "0001_fantastic_spirit", when: 1795294448275, sql: m1 },
+  { tag: "0002_complex_rhodey", when: 1795490327191, sql: m2 },
 ];

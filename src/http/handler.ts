@@ -29,6 +29,17 @@ export interface HandlerOptions {
   checkCredential?: (request: Request) => Promise<ProblemError | null>;
   /** Applies the rate limit to a replayed answer. Returns the problem to answer, or null. */
   chargeReplay?: (request: Request) => Promise<ProblemError | null>;
+  /**
+   * A retry of a request whose process died while it ran: the original outcome when the request
+   * had created its resource (an answer to store and replay), or null to run it again.
+   */
+  resolveInterrupted?: (request: Request, body: string, reservedId: string | null) => Promise<InterruptedAnswer | null>;
+}
+
+export interface InterruptedAnswer {
+  status: number;
+  body: string;
+  contentType: string;
 }
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,100}$/;
@@ -126,11 +137,18 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     if (refused) return fail(refused, id);
     const claim = await idempotency.claim(scope, idemKey, requestHash);
     if (claim.kind === "conflict") return fail(new IdempotencyConflictError(), id);
-    if (claim.kind === "in_progress") {
-      const e = new IdempotencyConflictError();
-      (e as { message: string }).message = "a request with this Idempotency-Key is still in progress";
-      return fail(e, id);
+    if (claim.kind === "claimed") meta.reservedId = claim.reservedId;
+    if (claim.kind === "interrupted") {
+      // The process that ran it died: answer what it did, or run it again (exactly once).
+      const resolved = opts.resolveInterrupted ? await opts.resolveInterrupted(inner, body, claim.reservedId) : null;
+      if (resolved) {
+        await idempotency.complete(scope, idemKey, resolved.status, sealBody(resolved.body, bodyKey), resolved.contentType);
+        return new Response(resolved.body, { status: resolved.status, headers: { "content-type": resolved.contentType, "idempotent-replayed": "true" } });
+      }
+      if (!(await idempotency.resume(scope, idemKey))) return fail(inProgress(), id);
+      if (claim.reservedId) meta.reservedId = claim.reservedId;
     }
+    if (claim.kind === "in_progress") return fail(inProgress(), id);
     if (claim.kind === "replay") {
       const limited = opts.chargeReplay ? await opts.chargeReplay(request) : null;
       if (limited) return fail(limited, id);
@@ -212,6 +230,12 @@ function isRetryable(status: number, body: string): boolean {
     return code !== "venue_rejected" && code !== "venue_timeout";
   }
   return true;
+}
+
+function inProgress(): IdempotencyConflictError {
+  const e = new IdempotencyConflictError();
+  (e as { message: string }).message = "a request with this Idempotency-Key is still in progress";
+  return e;
 }
 
 function problemCode(body: string): string | undefined {

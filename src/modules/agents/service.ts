@@ -37,11 +37,12 @@ export class AgentService {
 
   private readonly defaults: AgentLimits;
 
-  async create(caller: Caller, body: CreateAgentBody): Promise<AgentModel> {
+  /** `reservedId`: the agent's id body chosen with the request's Idempotency-Key (see idempotency-recovery.ts). */
+  async create(caller: Caller, body: CreateAgentBody, reservedId?: string): Promise<AgentModel> {
     if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot create agents");
     const limits = this.checkedLimits(mergeLimits(this.defaults, body.limits ?? {}) as AgentLimits);
     const now = new Date();
-    const id = newId("agt");
+    const id = reservedId ? `agt_${reservedId}` : newId("agt");
     const wallet = body.wallet_address.toLowerCase();
     await this.db.insert(agents).values({
       id,

@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
+import { requestMeta } from "../../http/request-meta.ts";
 import { IntentBody, IntentQuery, ListOrdersQuery, OrderIdParam, OrderModel, SubmitSignedBody } from "./model.ts";
 import type { IntentService } from "./intent-service.ts";
 import type { OrderService } from "./order-service.ts";
@@ -10,8 +11,8 @@ export function ordersModule(deps: { intents: IntentService; orders: OrderServic
     .use(deps.auth)
     .post(
       "/intent",
-      async ({ caller, body, query, set }) => {
-        const answer = await intents.submit(caller, body, query.dry_run === true);
+      async ({ caller, body, query, set, request }) => {
+        const answer = await intents.submit(caller, body, query.dry_run === true, requestMeta(request)?.reservedId);
         set.status = answer.status;
         return answer.body;
       },

@@ -45,7 +45,8 @@ export class IntentService {
     },
   ) {}
 
-  async submit(caller: Caller, body: IntentBody, dryRun: boolean): Promise<IntentAnswer> {
+  /** `reservedId`: the order's id body chosen with the request's Idempotency-Key (see idempotency-recovery.ts). */
+  async submit(caller: Caller, body: IntentBody, dryRun: boolean, reservedId?: string): Promise<IntentAnswer> {
     const { agents, venue, repo, metrics, config } = this.deps;
     const agentId = resolveAgentId(caller, body.agent_id);
     const actor = await agents.actorFor(caller, agentId);
@@ -94,7 +95,7 @@ export class IntentService {
     if (mode === "delegated" && !view.credentials?.scopes.includes("order:place")) {
       throw new InvalidStateError("the agent's venue credentials lack the order:place scope; submit credentials with it, or delete them to use payload mode");
     }
-    const orderId = newId("ord");
+    const orderId = reservedId ? `ord_${reservedId}` : newId("ord");
     const decisionId = newId("dec");
     const signatureDeadline = mode === "payload" ? new Date(Date.now() + config.signatureTtlS * 1000) : null;
     let built: { message: OrderMessage; hash: `0x${string}`; typedData: ReturnType<typeof buildUnsignedOrder> } | null = null;
