@@ -10,6 +10,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { authPlugin, RateLimiter } from "./http/auth.ts";
 import { errorHandler } from "./http/error-handler.ts";
+import { jsonBodies } from "./http/json-bodies.ts";
 import { noNul } from "./http/no-nul.ts";
 import { RateLimitedError, UnauthenticatedError } from "./errors/errors.ts";
 import { createHandler } from "./http/handler.ts";
@@ -113,6 +114,7 @@ export function createApp(services: Services): App {
   const auth = authPlugin({ apiKeys: services.apiKeys, adminToken: services.config.adminToken, rateLimiter: services.rateLimiter });
   const elysia = new Elysia({ normalize: false })
     .use(errorHandler(logger))
+    .use(jsonBodies())
     .use(noNul())
     .use(
       openapi({
