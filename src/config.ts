@@ -21,6 +21,12 @@ export const EnvSchema = T.Object({
   VENUE: T.Optional(T.Union([T.Literal("paper"), T.Literal("clob")])),
   VENUE_URL: T.Optional(Url),
   VENUE_TIMEOUT_MS: T.Optional(Int(1, 600000)),
+  // L2 credentials the service reads orders with when the order's agent has none (payload mode):
+  // start-up reconciliation of an order caught between submit-signed and the venue's answer.
+  VENUE_READ_API_KEY: T.Optional(T.String({ pattern: "^[\\x21-\\x7e]{1,256}$" })),
+  VENUE_READ_API_SECRET: T.Optional(T.String({ pattern: "^[A-Za-z0-9+/_-]+={0,2}$" })),
+  VENUE_READ_PASSPHRASE: T.Optional(T.String({ pattern: "^[\\x21-\\x7e]{1,256}$" })),
+  VENUE_READ_ADDRESS: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
   PAPER_MARKETS: T.Optional(T.String({ minLength: 1 })),
   BUILDER_CODE: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{64}$" })),
   CHAIN_ID: T.Optional(T.Union([T.Literal("137"), T.Literal("80002")])),
@@ -50,6 +56,8 @@ export interface Config {
   dataDir: string;
   venue: "paper" | "clob";
   venueUrl: string | null;
+  /** VENUE_READ_*: credentials for reads of orders whose agent has none; null when unset. */
+  venueReadCredentials: { api_key: string; api_secret: string; passphrase?: string; address: string } | null;
   venueTimeoutMs: number;
   /** Path of a markets file (CONTRACT 11.4), or null for the fixture embedded in the service. */
   paperMarkets: string | null;
@@ -108,6 +116,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const venue = e.VENUE ?? "paper";
   if (venue === "clob" && !e.VENUE_URL) throw new ConfigError("invalid environment variable VENUE_URL: required when VENUE=clob");
+  const readParts = [e.VENUE_READ_API_KEY, e.VENUE_READ_API_SECRET, e.VENUE_READ_ADDRESS];
+  if (readParts.some((v) => v !== undefined) && readParts.some((v) => v === undefined)) {
+    throw new ConfigError("invalid environment variable VENUE_READ_API_KEY: VENUE_READ_API_KEY, VENUE_READ_API_SECRET and VENUE_READ_ADDRESS go together");
+  }
   const x402Enabled = e.X402_ENABLED === "true" || e.X402_ENABLED === "1";
   if (x402Enabled && !e.X402_PAY_TO) throw new ConfigError("invalid environment variable X402_PAY_TO: required when X402_ENABLED=true");
   return {
@@ -117,6 +129,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(e.DATA_DIR ?? "./data"),
     venue,
     venueUrl: e.VENUE_URL ?? null,
+    venueReadCredentials: e.VENUE_READ_API_KEY
+      ? {
+          api_key: e.VENUE_READ_API_KEY,
+          api_secret: e.VENUE_READ_API_SECRET!,
+          address: e.VENUE_READ_ADDRESS!,
+          ...(e.VENUE_READ_PASSPHRASE ? { passphrase: e.VENUE_READ_PASSPHRASE } : {}),
+        }
+      : null,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS ? Number(e.VENUE_TIMEOUT_MS) : 3000,
     paperMarkets: e.PAPER_MARKETS ? resolve(e.PAPER_MARKETS) : null,
     builderCode: (e.BUILDER_CODE?.toLowerCase() as `0x${string}`) ?? ZERO32,

@@ -17,7 +17,7 @@ import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { OrderStatus } from "../../db/schema.ts";
 import { filledUnitsOf, orderStatusFor } from "../../orders/venue-status.ts";
-import type { OrderMessage, Venue, VenueCredentials } from "../../venues/venue.ts";
+import { type OrderMessage, type Venue, type VenueCredentials, VenueUnavailableError } from "../../venues/venue.ts";
 import type { Actor, AgentService } from "../agents/service.ts";
 import type { CredentialSource } from "./intent-service.ts";
 import type { SubmitSignedBody } from "./model.ts";
@@ -225,6 +225,13 @@ export class OrderService {
           venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(this.deps.venueTimeoutMs) });
         state = await this.deps.credentials.withAgentCredentialsOrNone(row.agentId, read);
       } catch (error) {
+        if (!(error instanceof VenueUnavailableError)) {
+          // The venue answered and refused this one read (no credentials to read it with, say):
+          // it stays unsettled, and the orders behind it are still reconciled.
+          pending++;
+          logger.warn("reconciliation: the venue refused to read an order", { order_id: row.id, error: (error as Error)?.message });
+          continue;
+        }
         // The venue is not answering: the rest of this pass would only wait for time-outs too.
         pending += rows.length - settled - pending;
         logger.warn("reconciliation: venue unreachable, pass ended", { order_id: row.id, error });
