@@ -143,7 +143,16 @@ export class OrderService {
       } catch (error) {
         throw new VenueUnavailableProblem("the venue could not be reached to cancel the order; nothing was changed, try again");
       }
-      if (!result.ok) throw new VenueRejectedError(result.error.slice(0, 500), { order_id: row.id, order_status: row.status });
+      if (!result.ok) {
+        // A rate limit or a server error of the venue changed nothing: 503 with its Retry-After, safe to retry.
+        if (result.status !== undefined && (result.status === 429 || result.status >= 500)) {
+          throw new VenueUnavailableProblem(
+            "the venue did not take the cancellation now; nothing was changed, try again",
+            Math.max(1, Math.ceil((result.retryAfterMs ?? 2000) / 1000)),
+          );
+        }
+        throw new VenueRejectedError(result.error.slice(0, 500), { order_id: row.id, order_status: row.status });
+      }
       // A venue confirms an order that already filled as "done" too: read what it holds, so a
       // fill is recorded as a fill (and keeps counting against the limits), not as a cancellation.
       const state = await this.readVenueOrder(row.agentId, venueOrderId);
