@@ -33,7 +33,7 @@ export interface HandlerOptions {
    * A retry of a request whose process died while it ran: the original outcome when the request
    * had created its resource (an answer to store and replay), or null to run it again.
    */
-  resolveInterrupted?: (request: Request, body: string, reservedId: string | null) => Promise<InterruptedAnswer | null>;
+  resolveInterrupted?: (request: Request, body: string, reservedId: string | null) => Promise<InterruptedAnswer | null | "run_fresh">;
 }
 
 export interface InterruptedAnswer {
@@ -141,12 +141,13 @@ export function createHandler(opts: HandlerOptions): (request: Request) => Promi
     if (claim.kind === "interrupted") {
       // The process that ran it died: answer what it did, or run it again (exactly once).
       const resolved = opts.resolveInterrupted ? await opts.resolveInterrupted(inner, body, claim.reservedId) : null;
-      if (resolved) {
+      if (resolved && resolved !== "run_fresh") {
         await idempotency.complete(scope, idemKey, resolved.status, sealBody(resolved.body, bodyKey), resolved.contentType);
         return new Response(resolved.body, { status: resolved.status, headers: { "content-type": resolved.contentType, "idempotent-replayed": "true" } });
       }
       if (!(await idempotency.resume(scope, idemKey))) return fail(inProgress(), id);
-      if (claim.reservedId) meta.reservedId = claim.reservedId;
+      // "run_fresh": the reserved id is taken by what the lost run created (and has been retired).
+      if (claim.reservedId && resolved !== "run_fresh") meta.reservedId = claim.reservedId;
     }
     if (claim.kind === "in_progress") return fail(inProgress(), id);
     if (claim.kind === "replay") {

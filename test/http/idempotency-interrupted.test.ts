@@ -15,7 +15,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import markets from "../../fixtures/markets.json" with { type: "json" };
 import type { Database } from "../../src/db/database.ts";
 import { agents, idempotencyKeys, orders, riskDecisions } from "../../src/db/schema.ts";
-import { createTestApp, type TestApp } from "../support/app.ts";
+import { ADMIN_TOKEN, createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 
 const ACCOUNT = privateKeyToAccount("0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80");
@@ -139,6 +139,32 @@ describeEachDatabase("Idempotency-Key records interrupted by a crash", (_kind, g
     const rerun = await post("/v1/agents", body, idem2);
     expect(rerun.status).toBe(201);
     expect(rerun.body.id).toBe(made.body.id);
+  });
+
+  test("organization and API key: the lost key, never seen, is revoked; the retry gets a key that works", async () => {
+    const idem = `org-${crypto.randomUUID()}`;
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, "idempotency-key": idem };
+    const first = await t.call("POST", "/v1/orgs", { body: { name: "interrupted org" }, headers: admin });
+    expect(first.status).toBe(201);
+    await (await crashAndRestart(idem))();
+    const retry = await t.call("POST", "/v1/orgs", { body: { name: "interrupted org" }, headers: admin });
+    expect(retry.status).toBe(201);
+    expect(retry.body.org.id).toBe(first.body.org.id);
+    expect(retry.body.api_key.id).not.toBe(first.body.api_key.id);
+    expect((await t.call("GET", "/v1/api-keys", { key: retry.body.api_key.key })).status).toBe(200);
+    expect((await t.call("GET", "/v1/api-keys", { key: first.body.api_key.key })).status).toBe(401);
+    const again = await t.call("POST", "/v1/orgs", { body: { name: "interrupted org" }, headers: admin });
+    expect(again.body).toEqual(retry.body);
+
+    const kidem = `key-${crypto.randomUUID()}`;
+    const issued = await post("/v1/api-keys", { name: "lost" }, kidem);
+    expect(issued.status).toBe(201);
+    await (await crashAndRestart(kidem))();
+    const reissued = await post("/v1/api-keys", { name: "lost" }, kidem);
+    expect(reissued.status).toBe(201);
+    expect(reissued.body.id).not.toBe(issued.body.id);
+    expect((await t.call("GET", "/v1/api-keys", { key: reissued.body.key })).status).toBe(200);
+    expect((await t.call("GET", "/v1/api-keys", { key: issued.body.key })).status).toBe(401);
   });
 
   test("a route without a resource of its own runs again; a different body is still a conflict", async () => {

@@ -9,6 +9,10 @@
  * - POST /v1/orders/submit-signed: the order no longer awaiting a signature → 200
  *   {order_id, status, venue_order_id, order}, what the route answers.
  * - POST /v1/agents: the stored agent → 201 Agent.
+ * - POST /v1/orgs: the stored organization → 201 with it and a new first key (the lost one, never
+ *   seen, is revoked).
+ * - POST /v1/api-keys: the stored key was never seen: it is revoked and the request runs again
+ *   under a fresh id ("run_fresh"), so the caller gets a key it can use.
  * Anything else, or nothing stored: null, and the request runs again, exactly once (with the same
  * reserved id). Routes without a resource of their own (kill, resume, creds, ...) are safe to run
  * again by their own rules.
@@ -20,11 +24,13 @@ import { CHECK_NAMES } from "../../risk/types.ts";
 import type { AgentService } from "../agents/service.ts";
 import { toAgentModel } from "../agents/service.ts";
 import type { ApiKeyService } from "../api-keys/service.ts";
+import type { OrgService } from "../orgs/service.ts";
 import type { OrderRepository, OrderRow } from "../orders/order-repository.ts";
 import { toOrderModel } from "../orders/order-view.ts";
 
 export interface InterruptedRequestDeps {
   apiKeys: ApiKeyService;
+  orgs: OrgService;
   orderRepo: OrderRepository;
   agents: AgentService;
 }
@@ -32,7 +38,13 @@ export interface InterruptedRequestDeps {
 const json = (status: number, body: unknown): InterruptedAnswer => ({ status, body: JSON.stringify(body), contentType: "application/json" });
 
 export function interruptedRequestResolver(deps: InterruptedRequestDeps) {
-  return async (request: Request, body: string, reservedId: string | null): Promise<InterruptedAnswer | null> => {
+  return async (request: Request, body: string, reservedId: string | null): Promise<InterruptedAnswer | null | "run_fresh"> => {
+    const path = new URL(request.url).pathname;
+    // The admin bearer token was checked before the record was looked up (handler.ts).
+    if (path === "/v1/orgs" && reservedId && !request.headers.get("x-api-key")) {
+      const again = await deps.orgs.reissueFirstKey(`org_${reservedId}`);
+      return again ? json(201, again) : null;
+    }
     const key = request.headers.get("x-api-key");
     const found = key === null ? null : await deps.apiKeys.authenticate(key);
     if (!found) return null; // runs again, and answers what an unauthenticated request gets
@@ -49,6 +61,9 @@ export function interruptedRequestResolver(deps: InterruptedRequestDeps) {
       const row = orderId ? await deps.orderRepo.get(orderId) : null;
       if (!mine(row) || row!.status === "awaiting_signature" || row!.status === "expired") return null;
       return json(200, { order_id: row!.id, status: row!.status, venue_order_id: row!.venueOrderId, order: toOrderModel(row!) });
+    }
+    if (url.pathname === "/v1/api-keys" && reservedId) {
+      return (await deps.apiKeys.revokeUnseen(caller.orgId, `key_${reservedId}`)) ? "run_fresh" : null;
     }
     if (url.pathname === "/v1/agents" && reservedId) {
       const actor = await deps.agents.actorFor(caller, `agt_${reservedId}`).catch(() => null);
