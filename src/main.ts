@@ -62,8 +62,10 @@ async function main() {
     //    a request answers only after its order is stored).
     jobs.stop().catch(() => undefined);
     await server.stop();
-    // 2. Background work under way (reconciliation, expiry) finishes.
+    // 2. Background work under way finishes: reconciliation and expiry runs, and what the actors
+    //    still do after an answer (a kill's writes and fill reads, a placement's last write).
     await jobs.stop();
+    await services.agents.settled();
     await app.stop();
     await venue.close?.();
     // 3. The database flushes and closes (PGlite checkpoints its files; the lock is released).

@@ -118,6 +118,11 @@ export class AgentService {
   stop(): void {
     this.registry.stop();
   }
+
+  /** Resolves once no actor has work under way (writes, venue calls, kills), polling every 20 ms. */
+  async settled(): Promise<void> {
+    while (!this.registry.settled()) await Bun.sleep(20);
+  }
 }
 
 export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
