@@ -56,13 +56,36 @@ describe("cancelWithRetry", () => {
     expect(s.calls.length).toBeGreaterThan(5);
   });
 
-  test("a hung attempt is given up and tried again within the deadline", async () => {
+  test("an attempt with no answer after half the time left gets another beside it, which confirms", async () => {
     const s = scripted(["hang", { ok: true }]);
     const r = await cancelWithRetry("0x1", s.fn, { ...within(1000), policy: noJitter });
     expect(r).toEqual({ ok: true, attempts: 2 });
-    // The first attempt had half of the time left.
     expect(s.calls[1]!).toBeGreaterThanOrEqual(480);
     expect(s.calls[1]!).toBeLessThan(800);
+  });
+
+  test("a slow venue that answers the first attempt after the second was sent still counts", async () => {
+    let calls = 0;
+    const slow = async (): Promise<CancelResult> => {
+      calls++;
+      if (calls === 1) {
+        await Bun.sleep(650);
+        return { ok: true };
+      }
+      return new Promise(() => {}); // the second never answers
+    };
+    const t0 = performance.now();
+    const r = await cancelWithRetry("0x1", slow, { ...within(1000), policy: noJitter });
+    expect(r).toEqual({ ok: true, attempts: 2 });
+    expect(performance.now() - t0).toBeLessThan(900);
+  });
+
+  test("errors while another attempt hangs: unconfirmed only at the deadline, the hanging one may still answer", async () => {
+    const s = scripted(["hang", { ok: false, error: "boom", status: 500 }]);
+    const t0 = performance.now();
+    const r = await cancelWithRetry("0x1", s.fn, { ...within(600), policy: noJitter });
+    expect(r).toMatchObject({ ok: false, final: false, error: "boom" });
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(590);
   });
 
   test("a refusal retrying cannot change (4xx, or a stated reason) ends it at once as final", async () => {
@@ -70,6 +93,15 @@ describe("cancelWithRetry", () => {
     expect(await cancelWithRetry("0x1", s.fn, { ...within(1000), policy: noJitter })).toEqual({ ok: false, error: "not the owner of the order", attempts: 1, final: true });
     const t = scripted([{ ok: false, error: "order is in cancel-only market" }, { ok: true }]);
     expect(await cancelWithRetry("0x1", t.fn, { ...within(1000), policy: noJitter })).toMatchObject({ ok: false, final: true, attempts: 1 });
+  });
+
+  test("errors to the end: attempts go on until just before the deadline, then unconfirmed", async () => {
+    const s = scripted([{ ok: false, error: "boom", status: 500 }]);
+    const t0 = performance.now();
+    const r = await cancelWithRetry("0x1", s.fn, { ...within(500), policy: { ...noJitter, maxBackoffMs: 400 } });
+    expect(r).toMatchObject({ ok: false, final: false, error: "boom" });
+    expect(s.calls.at(-1)!).toBeGreaterThanOrEqual(400);
+    expect(performance.now() - t0).toBeLessThan(560);
   });
 
   test("always hanging: unconfirmed when the deadline fires, not later", async () => {
