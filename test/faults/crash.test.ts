@@ -172,7 +172,9 @@ function scenario(name: string, env: () => Promise<Record<string, string> | null
       if (!d.credentials) await giveCreds(s.url);
     }
 
+    // Requests without an answer: in flight at a SIGKILL, or refused while the process was down.
     const inFlight = sent.filter((r) => r.status === undefined).length;
+    expect(inFlight).toBeGreaterThan(0);
     try {
       // Every key resolves: never a 5xx, never "in progress"; an answer given before is given again.
       for (const rec of sent) {
@@ -240,7 +242,7 @@ function scenario(name: string, env: () => Promise<Record<string, string> | null
       const kinds = (k: Sent["kind"]) => sent.filter((r) => r.kind === k).length;
       console.log(
         `crash ${name}: ${sent.length} requests (${kinds("intent")} intents, ${kinds("submit")} submits, ${kinds("kill")} kills), ` +
-          `${inFlight} in flight at a crash, ${all.length} orders, ${Object.keys(stats.posts).length} posted once each, all keys resolved`,
+          `${inFlight} unanswered (in flight or refused at a crash), ${all.length} orders, ${Object.keys(stats.posts).length} posted once each, all keys resolved`,
       );
     } finally {
       expect(await s.stop()).toBe(0);
