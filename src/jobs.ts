@@ -9,16 +9,19 @@ import type { Services } from "./app.ts";
 export interface Jobs {
   /** Resolves when the start-up reconciliation has finished. */
   started: Promise<void>;
-  stop(): void;
+  /** No new runs; resolves when the runs under way have finished. */
+  stop(): Promise<void>;
 }
 
 export function startJobs(services: Services, opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number } = {}): Jobs {
   const { logger, orders, eventLog, clock, config } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
+  const runs = new Set<Promise<void>>();
+  let stopped = false;
   const every = (name: string, ms: number, job: () => Promise<unknown>) => {
     let running = false;
-    const run = async () => {
-      if (running) return;
+    const once = async () => {
+      if (running || stopped) return;
       running = true;
       try {
         const result = await job();
@@ -28,6 +31,11 @@ export function startJobs(services: Services, opts: { expireEveryMs?: number; re
       } finally {
         running = false;
       }
+    };
+    const run = () => {
+      const p = once();
+      runs.add(p);
+      return p.finally(() => runs.delete(p));
     };
     const timer = setInterval(run, ms);
     (timer as { unref?: () => void }).unref?.();
@@ -41,8 +49,10 @@ export function startJobs(services: Services, opts: { expireEveryMs?: number; re
   const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
   return {
     started: reconcile(),
-    stop() {
+    async stop() {
+      stopped = true;
       for (const t of timers) clearInterval(t);
+      await Promise.allSettled([...runs]);
     },
   };
 }

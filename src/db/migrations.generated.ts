@@ -6,6 +6,7 @@ import m2 from "../../drizzle/0002_silly_krista_starr.sql" with { type: "text" }
 import m3 from "../../drizzle/0003_serious_king_cobra.sql" with { type: "text" };
 import m4 from "../../drizzle/0004_magical_george_stacy.sql" with { type: "text" };
 import m5 from "../../drizzle/0005_magenta_ender_wiggin.sql" with { type: "text" };
+import m6 from "../../drizzle/0006_material_amphibian.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
@@ -14,4 +15,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0003_serious_king_cobra", when: 1795490879001, sql: m3 },
   { tag: "0004_magical_george_stacy", when: 1795491175379, sql: m4 },
   { tag: "0005_magenta_ender_wiggin", when: 1795491436080, sql: m5 },
+  { tag: "0006_material_amphibian", when: 1795492357920, sql: m6 },
 ];

@@ -1,3 +1,4 @@
+import type { ProblemError } from "../errors/problem-error.ts";
 /** Per-request facts the HTTP plugins learn and share (request id, start time, raw body, idempotency finisher). */
 export interface RequestMeta {
   id: string;
@@ -6,8 +7,8 @@ export interface RequestMeta {
   unmatched?: boolean;
   /** The body as read by the body-limit parser (the idempotency hash needs the exact bytes). */
   rawBody?: string;
-  /** The body was declared JSON but did not parse. */
-  invalidJson?: boolean;
+  /** The body is refused (not JSON, not a JSON object, another media type): answered as this 400 after authentication. */
+  invalidBody?: ProblemError;
   /** Set by the idempotency plugin once it claimed a key: stores (or releases) the final answer. */
   finish?: (response: Response) => Promise<Response>;
   /**
@@ -19,6 +20,12 @@ export interface RequestMeta {
   /** Set by the access log: records the answer's status (the error handler calls it for problems). */
   answered?: (status: number) => void;
   recorded?: boolean;
+  /**
+   * With an Idempotency-Key: the id body (after the prefix) the request's new resource takes
+   * (`ord_<reservedId>`, `agt_<reservedId>`), recorded with the key before the request runs, so
+   * a retry after a crash can tell whether it was created (idempotency-recovery.ts).
+   */
+  reservedId?: string;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();

@@ -14,6 +14,7 @@ import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
 import { type AgentService, toAgentModel } from "../agents/service.ts";
+import { type CancelOne, cancelWithRetry } from "./cancel-with-retry.ts";
 
 export class KillService {
   constructor(
@@ -42,8 +43,22 @@ export class KillService {
     let provide!: (c: VenueCredentials | undefined) => void;
     const credentials = new Promise<VenueCredentials | undefined>((resolve) => (provide = resolve));
 
-    const ports = actor.killPorts(credentials, (orderId, venueError) =>
-      logger.warn("kill: venue refused a cancellation", { kill_id: killId, order_id: orderId, venue_error: venueError }),
+    // Errors and unanswered cancels are retried until the deadline (cancel-with-retry.ts); cancels
+    // issued together go out as one batch where the venue adapter batches them.
+    const retry = (venueOrderId: string, once: CancelOne, signal: AbortSignal) => cancelWithRetry(venueOrderId, once, { signal, deadlineAt });
+    const ports = actor.killPorts(
+      credentials,
+      (orderId, r) => {
+        const retried = r as { attempts?: number; final?: boolean };
+        logger.warn("kill: cancellation not confirmed", {
+          kill_id: killId,
+          order_id: orderId,
+          attempts: retried.attempts,
+          final: retried.final,
+          venue_error: r.error.slice(0, 200),
+        });
+      },
+      retry,
     );
 
     // 1. The breaker trips here, synchronously, before anything else happens (no venue call, no read).

@@ -11,10 +11,11 @@ export const OrderTypeSchema = t.Union([t.Literal("GTC"), t.Literal("GTD"), t.Li
 export const VenueAuthSchema = t.Object(
   {
     address: t.Optional(t.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
-    api_key: t.String({ minLength: 1, maxLength: 200 }),
-    passphrase: t.String({ minLength: 1, maxLength: 200 }),
+    // Passed through in HTTP headers to the venue: visible ASCII only (else the venue call cannot be made).
+    api_key: t.String({ minLength: 1, maxLength: 200, pattern: "^[\\x21-\\x7e]+$" }),
+    passphrase: t.String({ minLength: 1, maxLength: 200, pattern: "^[\\x21-\\x7e]+$" }),
     timestamp: t.String({ pattern: "^[0-9]{1,13}$" }),
-    signature: t.String({ minLength: 1, maxLength: 200 }),
+    signature: t.String({ minLength: 1, maxLength: 200, pattern: "^[\\x21-\\x7e]+$" }),
   },
   { additionalProperties: false },
 );
