@@ -9,7 +9,9 @@
  * with type, title, status, code); the state is unchanged (row counts and a digest of the rows of
  * every table but the Idempotency-Key records, and the agents' in-memory breaker and limits); no
  * secret from the request and no API key appears in the answer. Read-only routes (health, metrics,
- * openapi, markets) take junk query strings and headers: never a 5xx, and they change nothing.
+ * openapi, docs, markets, payments, risk decisions and summary, exposure, events, dashboard) take junk
+ * query strings and headers: never a 5xx, and they change nothing. A first test checks that the routes
+ * listed are every route the app serves, so a new route cannot be left out.
  *
  * Seeded (FC_SEED, printed) so a failure can be replayed.
  */
@@ -161,7 +163,11 @@ function bodyRoute(method: string, template: string, shape: BodyShape, opts: { i
 }
 
 /** A route without a body: junk query and headers; bad by id or credentials unless read-only. */
-function plainRoute(method: string, template: string, opts: { id?: { prefix: string; own: () => string; foreign: () => string }; query?: BodyShape; readOnly?: boolean } = {}): Route {
+function plainRoute(
+  method: string,
+  template: string,
+  opts: { id?: { prefix: string; own: () => string; foreign: () => string }; query?: BodyShape; readOnly?: boolean; admin?: boolean } = {},
+): Route {
   const kinds = opts.readOnly ? ["any"] : [...(opts.id ? ["id"] : []), "auth"];
   const gen = fc
     .record({
@@ -176,7 +182,8 @@ function plainRoute(method: string, template: string, opts: { id?: { prefix: str
       headers: extraHeadersArb,
     })
     .map((r): Case => {
-      const auth: Auth = r.bad === "auth" ? r.badAuth : r.bad === "id" ? "good" : r.auth;
+      let auth: Auth = r.bad === "auth" ? r.badAuth : r.bad === "id" ? "good" : r.auth;
+      if (opts.admin && auth === "good") auth = "admin";
       const q = new URLSearchParams();
       for (const [k, v] of Object.entries(r.query)) q.set(k, typeof v === "string" ? v : JSON.stringify(v));
       q.set("s", r.secret);
@@ -253,6 +260,22 @@ function routes(): Route[] {
     plainRoute("GET", "/v1/orders/:id", { readOnly: true, id: orderId }),
     plainRoute("DELETE", "/v1/orders/:id", { id: orderId }),
     bodyRoute("POST", "/v1/agents/:id/kill", { reason: fc.oneof(fc.string({ maxLength: 10 }), fc.constant("$SECRET")) }, { id: agentId }),
+    plainRoute("GET", "/docs/api", { readOnly: true }),
+    plainRoute("GET", "/v1/payments", {
+      readOnly: true,
+      admin: true,
+      query: { ...page, agent_id: fc.constantFrom(A.agent, "x"), payer: fc.constantFrom(WALLET, "0x12"), status: fc.constantFrom("settled", "verified", "nope") },
+    }),
+    plainRoute("GET", "/v1/risk/decisions", { readOnly: true, query: { ...page, agent_id: fc.constantFrom(A.agent, B.agent, "x"), approved: fc.constantFrom("true", "false", "maybe") } }),
+    plainRoute("GET", "/v1/risk/summary", {
+      readOnly: true,
+      query: { agent_id: fc.constantFrom(A.agent, B.agent, "x"), hours: fc.integer({ min: -1, max: 200 }), days: fc.integer({ min: -1, max: 40 }) },
+    }),
+    plainRoute("GET", "/v1/agents/:id/exposure", { readOnly: true, id: agentId }),
+    plainRoute("GET", "/v1/events", { readOnly: true, query: { agent_id: fc.constantFrom(A.agent, B.agent, "x"), after: fc.constantFrom("0", "-1", "1e3", "99999999999999999") } }),
+    plainRoute("GET", "/dashboard", { readOnly: true }),
+    plainRoute("GET", "/dashboard/", { readOnly: true }),
+    { ...plainRoute("GET", "/dashboard/:id", { readOnly: true, id: { prefix: "", own: () => "app.js", foreign: () => "../../package.json" } }), path: "/dashboard/*" },
   ];
 }
 const ROUTE_NAMES = [
@@ -261,6 +284,8 @@ const ROUTE_NAMES = [
   "GET /v1/agents/:id", "PATCH /v1/agents/:id/limits", "POST /v1/agents/:id/breaker", "POST /v1/agents/:id/resume",
   "POST /v1/agents/:id/creds", "DELETE /v1/agents/:id/creds", "POST /v1/orders/intent", "POST /v1/orders/submit-signed",
   "GET /v1/orders", "GET /v1/orders/:id", "DELETE /v1/orders/:id", "POST /v1/agents/:id/kill",
+  "GET /docs/api", "GET /v1/payments", "GET /v1/risk/decisions", "GET /v1/risk/summary", "GET /v1/agents/:id/exposure", "GET /v1/events",
+  "GET /dashboard", "GET /dashboard/", "GET /dashboard/*",
 ];
 
 // ------------------------------------------------------------------ state and checks
@@ -275,7 +300,9 @@ async function snapshot(): Promise<string> {
       (select count(*) || ':' || coalesce(md5(string_agg(r::text, '' order by r.id)), '') from orders r) as orders,
       (select count(*) from risk_decisions) as decisions,
       (select count(*) || ':' || coalesce(md5(string_agg(c::text, '' order by c.agent_id)), '') from credentials c) as creds,
-      (select count(*) from kills) as kills`);
+      (select count(*) from kills) as kills,
+      (select count(*) from events) as events,
+      (select count(*) from payments) as payments`);
   const row = (rows as any).rows?.[0] ?? (rows as any)[0];
   const actors = [A.agent, B.agent].map((id) => {
     const v = t.app.services.agents.registry.peek(id)?.view();
@@ -298,10 +325,24 @@ async function send(c: Case): Promise<{ status: number; text: string; contentTyp
     return { status: 400, text: "", contentType: "application/problem+json" };
   }
   const res = await t.app.handle(request);
-  return { status: res.status, text: await res.text(), contentType: res.headers.get("content-type") ?? "" };
+  const contentType = res.headers.get("content-type") ?? "";
+  if (contentType.startsWith("text/event-stream")) {
+    // An event stream that opened never ends by itself: read its first chunk, then hang up.
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    await reader.cancel();
+    return { status: res.status, text: first.value ? new TextDecoder().decode(first.value) : "", contentType };
+  }
+  return { status: res.status, text: await res.text(), contentType };
 }
 
 describe("property: bad input on every route", () => {
+  test("the routes below are every route of the app", () => {
+    const served = t.app.elysia.routes.map((r: { method: string; path: string }) => `${r.method} ${r.path}`).sort();
+    const named = ROUTE_NAMES.map((n) => n.replace("/v1/markets/:id", "/v1/markets/:market_id")).sort();
+    expect(named).toEqual(served);
+  });
+
   let built: Map<string, Route>;
   for (const name of ROUTE_NAMES) {
     test(`${name}: ${RUNS} cases, never 5xx, problem details, state unchanged, nothing echoed`, async () => {

@@ -405,7 +405,7 @@ describe("faults", () => {
     expect(five).toEqual({ ok: false, error: "Internal server error (simulated fault)", status: 500 });
     await faults({ cancel_error_status: 429, cancel_retry_after_s: 2 });
     const limited = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
-    expect(limited).toEqual({ ok: false, error: "Too many requests (simulated fault)", status: 429, retry_after_s: 2 });
+    expect(limited).toEqual({ ok: false, error: "Too Many Requests (simulated fault)", status: 429, retry_after_s: 2 });
     const batch = await venue.cancelOrders({ venue_order_ids: [placed.venue_order_id], credentials: BOTH });
     expect(batch[placed.venue_order_id]).toEqual(limited);
     expect((await venue.getOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH }))!.status).toBe("live");
