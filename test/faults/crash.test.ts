@@ -192,7 +192,9 @@ function scenario(name: string, env: () => Promise<Record<string, string> | null
         rec.answer = r.body;
       }
       const answered = new Set(
-        sent.filter((r) => r.kind === "intent" && (r.status === 201 || r.status === 504 || r.status === 502) && r.answer?.order_id).map((r) => r.answer.order_id as string),
+        // 201, 502 venue_rejected, 504 venue_timeout, and 409 invalid_state for an order a kill halted
+        // after its approval (stored as rejected, never sent): every answer that names an order.
+        sent.filter((r) => r.kind === "intent" && (r.status === 201 || r.status === 504 || r.status === 502 || r.status === 409) && r.answer?.order_id).map((r) => r.answer.order_id as string),
       );
 
       // Reconciliation settles every submitting / unknown order.
@@ -216,7 +218,10 @@ function scenario(name: string, env: () => Promise<Record<string, string> | null
       expect(all.filter((o) => o.status === "submitting" || o.status === "unknown").map((o) => `${o.id} ${o.mode} ${o.status} ${JSON.stringify(o.history)} venue:${sim.state.venue.order(o.order_hash)?.status} posts:${JSON.stringify((sim.state.stats() as any).posts?.[o.order_hash])}`)).toEqual([]);
 
       // Exactly the orders the answers name: no approved order lost, none created twice.
-      expect(new Set(all.map((o) => o.id))).toEqual(answered);
+      const stored = new Set(all.map((o) => o.id));
+      const unanswered = all.filter((o) => !answered.has(o.id)).map((o) => `${o.id} ${o.mode} ${o.status} ${JSON.stringify(o.history)}`);
+      const lost = [...answered].filter((id) => !stored.has(id));
+      expect({ unanswered, lost }).toEqual({ unanswered: [], lost: [] });
       // No order posted twice; every posted order is one the service knows.
       const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as { posts: Record<string, number> };
       const hashes = new Set(all.map((o) => o.order_hash));

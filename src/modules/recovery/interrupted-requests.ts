@@ -5,7 +5,8 @@
  * A request that creates something takes the id reserved with its key (`ord_<reservedId>`,
  * `agt_<reservedId>`), so whether it got as far as storing it is a lookup:
  * - POST /v1/orders/intent: the stored order → the intent's answer, rebuilt from the row (201;
- *   its status as it is now: reconciliation settles a `submitting` one against the venue).
+ *   its status as it is now: reconciliation settles a `submitting` one against the venue); an order
+ *   a kill halted before it was sent (`rejected`) → the 409 invalid_state the intent answered.
  * - POST /v1/orders/submit-signed: the order no longer awaiting a signature → 200
  *   {order_id, status, venue_order_id, order}, what the route answers.
  * - POST /v1/agents: the stored agent → 201 Agent.
@@ -30,6 +31,7 @@ import { toAgentModel } from "../agents/service.ts";
 import type { ApiKeyService } from "../api-keys/service.ts";
 import type { OrgService } from "../orgs/service.ts";
 import { toOrderModel } from "../orders/order-view.ts";
+import { refusalProblem } from "../orders/refusal-problem.ts";
 
 export interface InterruptedRequestDeps {
   apiKeys: ApiKeyService;
@@ -59,6 +61,11 @@ export function interruptedRequestResolver(deps: InterruptedRequestDeps) {
     if (url.pathname === "/v1/orders/intent" && url.searchParams.get("dry_run") !== "true" && reservedId) {
       const row = await deps.orderRepo.get(`ord_${reservedId}`);
       if (!mine(row)) return null;
+      if (row!.status === "rejected") {
+        // Approved, then halted by a kill before it was sent: the intent's answer was this refusal.
+        const problem = refusalProblem({ kind: "invalid_state", detail: "the agent's breaker tripped before the order was sent; nothing was placed", orderId: row!.id });
+        return { status: problem.status, body: JSON.stringify(problem.toProblem()), contentType: "application/problem+json" };
+      }
       const [decision] = row!.decisionId
         ? await deps.database.db.select({ checks: riskDecisions.checks }).from(riskDecisions).where(eq(riskDecisions.id, row!.decisionId))
         : [];
