@@ -73,6 +73,24 @@ describeEachDatabase("Idempotency-Key records interrupted by a crash", (_kind, g
     expect(again.body).toEqual(first.body);
   });
 
+  test("order halted by a kill before it was sent (stored rejected): the retry answers 409 invalid_state naming it, no second order", async () => {
+    const idem = `intent-${crypto.randomUUID()}`;
+    const first = await intent(idem, 7);
+    expect(first.status).toBe(201);
+    const orderId = first.body.order_id as string;
+    // What the actor stores when a kill trips the breaker between the approval and the send.
+    await database.db.update(orders).set({ status: "rejected" }).where(eq(orders.id, orderId));
+    const count = await ordersOf();
+    const restart = await crashAndRestart(idem);
+    await restart();
+    const retry = await intent(idem, 7);
+    expect(retry.status).toBe(409);
+    expect(retry.body).toMatchObject({ code: "invalid_state", order_id: orderId });
+    expect(retry.headers.get("content-type")).toStartWith("application/problem+json");
+    expect(await ordersOf()).toBe(count);
+    await database.db.update(orders).set({ status: "cancelled" }).where(eq(orders.id, orderId));
+  });
+
   test("crash before the order was stored: the retry runs once, under the reserved id", async () => {
     const idem = `intent-${crypto.randomUUID()}`;
     const first = await intent(idem, 6);
