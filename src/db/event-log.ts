@@ -1,5 +1,5 @@
 /**
- * The event log's reads and upkeep (CONTRACT 14), and the in-process wake-up. Events are written by
+ * The event log's reads and upkeep (docs/api.md#events), and the in-process wake-up. Events are written by
  * the stores in the same transaction as the change they report (order-repository.ts, agent-store.ts,
  * the kill service); after a commit the writer calls `wake()`, and every open stream reads the
  * table again. The table is the only source: a stream in another process, or one that missed a

@@ -290,12 +290,16 @@ const ROUTE_NAMES = [
 
 // ------------------------------------------------------------------ state and checks
 
-/** Row counts and a digest of every row that bad input must not touch (Idempotency-Key records excepted: they store 4xx answers by design). */
+/**
+ * Row counts and a digest of every row that bad input must not touch (Idempotency-Key records
+ * excepted: they store 4xx answers by design; and an API key's last use, which any authenticated
+ * request records at most once a minute).
+ */
 async function snapshot(): Promise<string> {
   const rows = await database.db.execute(sql`
     select
       (select count(*) || ':' || coalesce(md5(string_agg(o::text, '' order by o.id)), '') from orgs o) as orgs,
-      (select count(*) || ':' || coalesce(md5(string_agg(k::text, '' order by k.id)), '') from api_keys k) as keys,
+      (select count(*) || ':' || coalesce(md5(string_agg((to_jsonb(k) - 'last_used_at')::text, '' order by k.id)), '') from api_keys k) as keys,
       (select count(*) || ':' || coalesce(md5(string_agg(a::text, '' order by a.id)), '') from agents a) as agents,
       (select count(*) || ':' || coalesce(md5(string_agg(r::text, '' order by r.id)), '') from orders r) as orders,
       (select count(*) from risk_decisions) as decisions,

@@ -1,5 +1,5 @@
 /**
- * The event stream (CONTRACT 14) as Server-Sent Events, read from the event log table: on connect it
+ * The event stream (docs/api.md#events) as Server-Sent Events, read from the event log table: on connect it
  * replays the events after `Last-Event-ID` (or `?after=`), then follows new ones, woken by the
  * writers' commits and polling the table besides. Each event is `id:` (the event id), `event:` (its
  * type) and `data:` (JSON); a `: keepalive` comment goes out every EVENTS_KEEPALIVE_MS.

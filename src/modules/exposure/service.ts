@@ -1,5 +1,5 @@
 /**
- * An agent's exposure per market, as the concentration check counts it (CONTRACT 5.2): per
+ * An agent's exposure per market, as the concentration check counts it (docs/api.md#risk-checks, check 5): per
  * condition, buys that are reserved, open or filled, net of filled sells. Read from the stored
  * orders with the same rule the agent's actor is loaded with (agent-store.ts).
  */

@@ -1,6 +1,6 @@
 /**
  * A kill switch's cancellation of one order, retried until the venue confirms it or the kill's
- * deadline passes (CONTRACT section 9.2): an answer that is an error (5xx, 429, 408) or no answer
+ * deadline passes (docs/api.md#post-v1agentsidkill): an answer that is an error (5xx, 429, 408) or no answer
  * in time (a hung or failed connection) is tried again: an error after a backoff (exponential with
  * full jitter, never shorter than the venue's `Retry-After`), an attempt with no answer after half
  * of the time left by another sent beside it; a refusal that retrying cannot change
