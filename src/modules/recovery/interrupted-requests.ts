@@ -51,26 +51,28 @@ export function interruptedRequestResolver(deps: InterruptedRequestDeps) {
       const again = await deps.orgs.reissueFirstKey(`org_${reservedId}`);
       return again ? json(201, again) : null;
     }
-    const key = request.headers.get("x-api-key");
-    const found = key === null ? null : await deps.apiKeys.authenticate(key);
-    if (!found) return null; // runs again, and answers what an unauthenticated request gets
-    const caller: Caller = { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId };
     const url = new URL(request.url);
-    const mine = (row: OrderRow | null) => row !== null && row.orgId === caller.orgId && (!caller.agentId || row.agentId === caller.agentId);
-
     if (url.pathname === "/v1/orders/intent" && url.searchParams.get("dry_run") !== "true" && reservedId) {
+      // The reserved id is this record's own, and the record is scoped to the request's credential
+      // (API key or x402 payment): an order under it is this request's, whoever the caller is.
       const row = await deps.orderRepo.get(`ord_${reservedId}`);
-      if (!mine(row)) return null;
-      if (row!.status === "rejected") {
+      if (!row) return null;
+      if (row.status === "rejected") {
         // Approved, then halted by a kill before it was sent: the intent's answer was this refusal.
-        const problem = refusalProblem({ kind: "invalid_state", detail: "the agent's breaker tripped before the order was sent; nothing was placed", orderId: row!.id });
+        const problem = refusalProblem({ kind: "invalid_state", detail: "the agent's breaker tripped before the order was sent; nothing was placed", orderId: row.id });
         return { status: problem.status, body: JSON.stringify(problem.toProblem()), contentType: "application/problem+json" };
       }
-      const [decision] = row!.decisionId
-        ? await deps.database.db.select({ checks: riskDecisions.checks }).from(riskDecisions).where(eq(riskDecisions.id, row!.decisionId))
+      const [decision] = row.decisionId
+        ? await deps.database.db.select({ checks: riskDecisions.checks }).from(riskDecisions).where(eq(riskDecisions.id, row.decisionId))
         : [];
-      return json(201, intentAnswer(row!, decision?.checks));
+      return json(201, intentAnswer(row, decision?.checks));
     }
+    const key = request.headers.get("x-api-key");
+    const found = key === null ? null : await deps.apiKeys.authenticate(key);
+    if (!found) return null; // runs again, by the route's own rules
+    const caller: Caller = { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId };
+    const mine = (row: OrderRow | null) => row !== null && row.orgId === caller.orgId && (!caller.agentId || row.agentId === caller.agentId);
+
     if (url.pathname === "/v1/orders/submit-signed") {
       const orderId = parseOrderId(body);
       const row = orderId ? await deps.orderRepo.get(orderId) : null;
