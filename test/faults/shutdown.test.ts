@@ -88,6 +88,32 @@ describe("graceful shutdown of the real process", () => {
     }
   }, 90_000);
 
+  test("SIGTERM with an event stream open: the stream ends and the process exits 0 well inside the grace period", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "brokerage-stop-"));
+    dirs.push(dataDir);
+    const { s, key } = await serviceWithAgent(dataDir);
+    try {
+      const res = await fetch(`${s.url}/v1/events`, { headers: { "x-api-key": key } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toStartWith("text/event-stream");
+      const reader = res.body!.getReader();
+      const first = await reader.read();
+      expect(new TextDecoder().decode(first.value)).toContain("retry:");
+      const t0 = performance.now();
+      s.signal("SIGTERM");
+      // The stream is ended by the service (not left for the grace period to cut).
+      for (;;) {
+        const next = await reader.read().catch(() => ({ done: true }) as const);
+        if (next.done) break;
+      }
+      expect(await s.exited).toBe(0);
+      expect(performance.now() - t0).toBeLessThan(5000);
+      expect(s.lines.some((l) => l.includes('"stopped"'))).toBe(true);
+    } finally {
+      s.signal("SIGKILL");
+    }
+  }, 60_000);
+
   test("a second signal exits at once, without waiting for the requests under way", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "brokerage-stop-"));
     dirs.push(dataDir);
