@@ -72,10 +72,12 @@ export function cancelWithRetry(
     let lastError = "no answer before the kill deadline";
     let timer: ReturnType<typeof setTimeout> | undefined;
 
+    let hard: ReturnType<typeof setTimeout> | undefined;
     const finish = (r: RetriedCancel) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearTimeout(hard);
       signal.removeEventListener("abort", onAbort);
       resolve(r);
     };
@@ -130,6 +132,8 @@ export function cancelWithRetry(
 
     if (signal.aborted) return unconfirmed();
     signal.addEventListener("abort", onAbort, { once: true });
+    // The deadline by its own clock too, not only through the signal.
+    hard = setTimeout(unconfirmed, Math.max(0, deadlineAt - now()));
     launch();
   });
 }
