@@ -34,6 +34,7 @@ import type {
   HeartbeatState,
   KillOutcome,
   KillPorts,
+  CancelRetry,
   OrderPorts,
   StatusPatch,
   StoredOrder,
@@ -632,7 +633,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       };
     }
     const now = this.clock.now();
-    const orderId = newId("ord", now);
+    const orderId = msg.reservedId ? `ord_${msg.reservedId}` : newId("ord", now);
     const decisionId = newId("dec", now);
     const signatureDeadline = mode === "payload" ? new Date(now + p.config.signatureTtlS * 1000) : null;
     const negRisk = market?.neg_risk ?? false;
@@ -957,7 +958,18 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       } catch {
         return { kind: "venue_unavailable", detail: "the venue could not be reached to cancel the order; nothing was changed, try again" };
       }
-      if (!result.ok) return { kind: "venue_rejected", error: result.error.slice(0, 500), orderId: row.id, status: row.status };
+      if (!result.ok) {
+        // A rate limit or a server error of the venue changed nothing: unavailable (503, with the
+        // venue's Retry-After), safe to retry; any other refusal is the venue's answer about the order.
+        if (result.status !== undefined && (result.status === 429 || result.status >= 500)) {
+          return {
+            kind: "venue_unavailable",
+            detail: "the venue did not take the cancellation now; nothing was changed, try again",
+            retryAfterS: Math.max(1, Math.ceil(result.retry_after_s ?? 2)),
+          };
+        }
+        return { kind: "venue_rejected", error: result.error.slice(0, 500), orderId: row.id, status: row.status };
+      }
       // A venue confirms an order that already filled as "done" too: read what it holds, so a
       // fill is recorded as a fill (and keeps counting against the limits), not as a cancellation.
       const state = await this.readVenueOrder(row.agentId, venueOrderId);
@@ -1191,7 +1203,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * The kill switch's ports over this actor's own: cancellations at the venue (with the credentials
    * the caller opened once for the whole fan-out) and the final statuses in the store.
    */
-  killPorts(credentials: Promise<VenueCredentials | undefined>, onRefused: (orderId: string, error: string) => void): KillPorts {
+  killPorts(
+    credentials: Promise<VenueCredentials | undefined>,
+    onRefused: (orderId: string, refusal: Extract<VenueCancelResult, { ok: false }>) => void,
+    retry?: CancelRetry,
+  ): KillPorts {
     const p = this.requirePorts();
     return {
       cancelAtVenue: async (order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome> => {
@@ -1200,9 +1216,10 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
           // Unknown after a timeout, or submitting from an earlier process: the venue id is the order hash.
           const venueOrderId = order.venueOrderId ?? (await p.orders.get(order.id))?.orderHash ?? null;
           if (!venueOrderId) return { status: "failed" };
-          const r = await p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials: c }, { signal });
+          const once = (id: string, s: AbortSignal) => p.venue.cancelOrder({ venue_order_id: id, credentials: c }, { signal: s });
+          const r = retry ? await retry(venueOrderId, once, signal) : await once(venueOrderId, signal);
           if (!r.ok) {
-            onRefused(order.id, r.error.slice(0, 200));
+            onRefused(order.id, r);
             return { status: "failed" };
           }
           if (!r.already) return { status: "cancelled" };

@@ -26,6 +26,11 @@ export interface IntentMessage {
   /** The intent as the caller sent it, stored with the decision. */
   record: Record<string, unknown>;
   dryRun: boolean;
+  /**
+   * The order's id body (after `ord_`) reserved with the request's Idempotency-Key, so a retry after
+   * a crash can tell whether the order was stored (src/modules/recovery/interrupted-requests.ts).
+   */
+  reservedId?: string;
 }
 
 /** Why the actor did not do what it was asked. */
@@ -33,7 +38,7 @@ export type Refusal =
   | { kind: "invalid_state"; detail: string; status?: OrderStatus; orderId?: string }
   | { kind: "expired"; orderId: string; detail?: string }
   | { kind: "invalid_signature"; reason: string }
-  | { kind: "venue_unavailable"; detail: string }
+  | { kind: "venue_unavailable"; detail: string; retryAfterS?: number }
   | { kind: "venue_rejected"; error: string; orderId: string; status: OrderStatus }
   | { kind: "venue_timeout"; orderId: string; status: OrderStatus };
 

@@ -124,6 +124,16 @@ export interface KillOutcome {
   filledUnits?: bigint;
 }
 
+/**
+ * How a kill cancels one order: `cancelOnce` is one venue call; the service's policy retries errors
+ * and unanswered calls until `signal` (the kill deadline) fires (src/modules/kill/cancel-with-retry.ts).
+ */
+export type CancelRetry = (
+  venueOrderId: string,
+  cancelOnce: (venueOrderId: string, signal: AbortSignal) => Promise<VenueCancelResult>,
+  signal: AbortSignal,
+) => Promise<VenueCancelResult>;
+
 export interface KillPorts {
   /** Cancels one order at the venue; resolves failed when not confirmed before the signal aborts. */
   cancelAtVenue(order: TrackedOrder, signal: AbortSignal): Promise<CancelOutcome>;
@@ -222,7 +232,8 @@ export interface OrderStore<R extends StoredOrder = StoredOrder> {
 export type VenuePostResult =
   | { ok: true; venue_order_id: string; status: VenueOrderStatus; filled_usdc?: string }
   | { ok: false; error: string };
-export type VenueCancelResult = { ok: true; already?: boolean } | { ok: false; error: string };
+/** `status`: the venue's HTTP status when it answered with an error; `retry_after_s`: its Retry-After. */
+export type VenueCancelResult = { ok: true; already?: boolean } | { ok: false; error: string; status?: number; retry_after_s?: number };
 export interface VenueOrderView {
   venue_order_id: string;
   status: VenueOrderStatus;

@@ -57,6 +57,15 @@ export class ActorRegistry<A extends Evictable> {
     return loading;
   }
 
+  /**
+   * True when no live actor has work under way: no message running, no durable write, venue call
+   * or kill pending (graceful shutdown waits for this).
+   */
+  settled(now = Date.now()): boolean {
+    for (const actor of this.live.values()) if (!actor.canEvict(now + 1, 1)) return false;
+    return true;
+  }
+
   /** The live actor for `id` without activating it. */
   peek(id: string): A | undefined {
     return this.live.get(id);

@@ -45,6 +45,7 @@ import { eventsModule } from "./modules/events/index.ts";
 import { EventStreamService } from "./modules/events/service.ts";
 import { EventLog } from "./db/event-log.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
+import { interruptedRequestResolver } from "./modules/recovery/interrupted-requests.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
 import { createPayments } from "./modules/payments/create-payments.ts";
 import { paymentsModule } from "./modules/payments/index.ts";
@@ -232,7 +233,7 @@ export function createApp(services: Services): App {
     .use(accessLog({ logger, metrics }))
     .use(noNul())
     .use(services.payments.enabled ? x402Plugin(services.payments) : new Elysia({ name: "x402-off" }))
-    .use(idempotency({ store: services.idempotency, logger }))
+    .use(idempotency({ store: services.idempotency, logger, resolveInterrupted: interruptedRequestResolver(services) }))
     .use(
       openapi({
         path: "/openapi/ui",

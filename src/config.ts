@@ -21,6 +21,12 @@ export const EnvSchema = T.Object({
   VENUE: T.Optional(T.Union([T.Literal("paper"), T.Literal("clob")])),
   VENUE_URL: T.Optional(Url),
   VENUE_TIMEOUT_MS: T.Optional(Int(1, 600000)),
+  // L2 credentials the service reads orders with when the order's agent has none (payload mode):
+  // start-up reconciliation of an order caught between submit-signed and the venue's answer.
+  VENUE_READ_API_KEY: T.Optional(T.String({ pattern: "^[\\x21-\\x7e]{1,256}$" })),
+  VENUE_READ_API_SECRET: T.Optional(T.String({ pattern: "^[A-Za-z0-9+/_-]+={0,2}$" })),
+  VENUE_READ_PASSPHRASE: T.Optional(T.String({ pattern: "^[\\x21-\\x7e]{1,256}$" })),
+  VENUE_READ_ADDRESS: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
   PAPER_MARKETS: T.Optional(T.String({ minLength: 1 })),
   BUILDER_CODE: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{64}$" })),
   CHAIN_ID: T.Optional(T.Union([T.Literal("137"), T.Literal("80002")])),
@@ -33,6 +39,7 @@ export const EnvSchema = T.Object({
   X402_PRICE_USDC: T.Optional(T.String({ pattern: "^[0-9]+(\\.[0-9]{1,6})?$" })),
   X402_FACILITATOR_URL: T.Optional(Url),
   KILL_DEADLINE_MS: T.Optional(Int(100, 60000)),
+  SHUTDOWN_GRACE_MS: T.Optional(Int(100, 600000)),
   KILL_CONCURRENCY: T.Optional(Int(1, 1024)),
   SIGNATURE_TTL_S: T.Optional(Int(5, 86400)),
   APPROVAL_TTL_S: T.Optional(Int(5, 7 * 86400)),
@@ -53,6 +60,8 @@ export interface Config {
   dataDir: string;
   venue: "paper" | "clob";
   venueUrl: string | null;
+  /** VENUE_READ_*: credentials for reads of orders whose agent has none; null when unset. */
+  venueReadCredentials: { api_key: string; api_secret: string; passphrase?: string; address: string } | null;
   venueTimeoutMs: number;
   /** Path of a markets file (docs/architecture.md#the-markets-file), or null for the fixture embedded in the service. */
   paperMarkets: string | null;
@@ -64,6 +73,8 @@ export interface Config {
   adminToken: string | null;
   x402: { enabled: boolean; payTo: string | null; network: "eip155:8453" | "eip155:84532"; priceUsdc: string; facilitatorUrl: string | null };
   killDeadlineMs: number;
+  /** How long a SIGTERM waits for in-flight work before the process exits anyway (src/shutdown.ts). */
+  shutdownGraceMs: number;
   killConcurrency: number;
   /** How long an unsigned order waits for its signature before it expires. */
   signatureTtlS: number;
@@ -117,6 +128,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const venue = e.VENUE ?? "paper";
   if (venue === "clob" && !e.VENUE_URL) throw new ConfigError("invalid environment variable VENUE_URL: required when VENUE=clob");
+  const readParts = [e.VENUE_READ_API_KEY, e.VENUE_READ_API_SECRET, e.VENUE_READ_ADDRESS];
+  if (readParts.some((v) => v !== undefined) && readParts.some((v) => v === undefined)) {
+    throw new ConfigError("invalid environment variable VENUE_READ_API_KEY: VENUE_READ_API_KEY, VENUE_READ_API_SECRET and VENUE_READ_ADDRESS go together");
+  }
   const x402Enabled = e.X402_ENABLED === "true" || e.X402_ENABLED === "1";
   if (x402Enabled && !e.X402_PAY_TO) throw new ConfigError("invalid environment variable X402_PAY_TO: required when X402_ENABLED=true");
   return {
@@ -126,6 +141,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(e.DATA_DIR ?? "./data"),
     venue,
     venueUrl: e.VENUE_URL ?? null,
+    venueReadCredentials: e.VENUE_READ_API_KEY
+      ? {
+          api_key: e.VENUE_READ_API_KEY,
+          api_secret: e.VENUE_READ_API_SECRET!,
+          address: e.VENUE_READ_ADDRESS!,
+          ...(e.VENUE_READ_PASSPHRASE ? { passphrase: e.VENUE_READ_PASSPHRASE } : {}),
+        }
+      : null,
     venueTimeoutMs: e.VENUE_TIMEOUT_MS ? Number(e.VENUE_TIMEOUT_MS) : 3000,
     paperMarkets: e.PAPER_MARKETS ? resolve(e.PAPER_MARKETS) : null,
     builderCode: (e.BUILDER_CODE?.toLowerCase() as `0x${string}`) ?? ZERO32,
@@ -142,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       facilitatorUrl: e.X402_FACILITATOR_URL ?? null,
     },
     killDeadlineMs: e.KILL_DEADLINE_MS ? Number(e.KILL_DEADLINE_MS) : 5000,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS ? Number(e.SHUTDOWN_GRACE_MS) : 25000,
     killConcurrency: e.KILL_CONCURRENCY ? Number(e.KILL_CONCURRENCY) : 64,
     signatureTtlS: e.SIGNATURE_TTL_S ? Number(e.SIGNATURE_TTL_S) : 300,
     approvalTtlS: e.APPROVAL_TTL_S ? Number(e.APPROVAL_TTL_S) : 3600,

@@ -11,7 +11,8 @@ import type { Services } from "./app.ts";
 export interface Jobs {
   /** Resolves when the start-up reconciliation and heartbeat sweep have finished. */
   started: Promise<void>;
-  stop(): void;
+  /** No new runs; resolves when the runs under way have finished. */
+  stop(): Promise<void>;
 }
 
 export function startJobs(
@@ -20,10 +21,12 @@ export function startJobs(
 ): Jobs {
   const { logger, orders, eventLog, clock, config, heartbeats } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
+  const runs = new Set<Promise<void>>();
+  let stopped = false;
   const every = (name: string, ms: number, job: () => Promise<unknown>) => {
     let running = false;
-    const run = async () => {
-      if (running) return;
+    const once = async () => {
+      if (running || stopped) return;
       running = true;
       try {
         const result = await job();
@@ -33,6 +36,11 @@ export function startJobs(
       } finally {
         running = false;
       }
+    };
+    const run = () => {
+      const p = once();
+      runs.add(p);
+      return p.finally(() => runs.delete(p));
     };
     const timer = setInterval(run, ms);
     (timer as { unref?: () => void }).unref?.();
@@ -49,8 +57,10 @@ export function startJobs(
   const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
   return {
     started: Promise.all([reconcile(), heartbeat()]).then(() => undefined),
-    stop() {
+    async stop() {
+      stopped = true;
       for (const t of timers) clearInterval(t);
+      await Promise.allSettled([...runs]);
     },
   };
 }

@@ -2,9 +2,11 @@
 import { createApp, createServices } from "./app.ts";
 import { startJobs } from "./jobs.ts";
 import { assertSignatureBackend } from "./eip712/secp256k1.ts";
+import { installShutdown } from "./shutdown.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
 import { CredentialVault } from "./crypto/credential-vault.ts";
 import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts";
+import { DataDirLockedError } from "./db/data-dir-lock.ts";
 import { openDatabase } from "./db/database.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { createVenue } from "./venues/create-venue.ts";
@@ -28,17 +30,32 @@ async function main() {
     }
     throw error;
   }
+  // Signals are caught from here on: one that comes while starting stops the service once it is up.
+  const shutdown = installShutdown({ graceMs: config.shutdownGraceMs });
   const logger = createLogger({ level: config.logLevel });
   if (config.builderCodeDefaulted) logger.warn("BUILDER_CODE is not set: orders carry 32 zero bytes as their builder code");
   // The venue (its markets file) and the master key first: a bad setting stops start-up before
   // a key is generated or the database is touched.
   const venue = await openVenue(config);
   const vault = await openVault(config, logger);
-  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir });
+  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir }).catch(
+    (error: unknown) => {
+      // Another process holds the embedded database: say so and what to do, without a stack.
+      if (error instanceof DataDirLockedError) {
+        console.error(`error: ${error.message}`);
+        process.exit(1);
+      }
+      throw error;
+    },
+  );
   const services = createServices({ config, logger, database, venue, vault });
   // First start on an empty database: a default organization and its first key (printed below, once).
   const firstRun = await createFirstRunKey({ db: database.db, apiKeys: services.apiKeys, dataDir: config.dataDir });
   const app = createApp(services);
+  // Idempotency-Key records left in progress by a process that died: their retries are resolved
+  // (the original outcome, or the request runs once) instead of answering 409 for a day.
+  const interrupted = await services.idempotency.interruptInFlight();
+  if (interrupted) logger.warn("idempotency keys interrupted by the last stop", { count: interrupted });
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
   // reserved against their agents' limits until it settles them.
   const jobs = startJobs(services);
@@ -60,20 +77,21 @@ async function main() {
     logger.info("first start: default organization created", { org_id: firstRun.orgId, key_id: firstRun.keyId, key_file: firstRun.path });
     if (firstRun.fileError) logger.warn("the first API key could not be written to DATA_DIR", { error: firstRun.fileError });
   }
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info("stopping", { signal });
-    jobs.stop();
+  shutdown.ready(async () => {
+    // 1. No new connections; the requests under way finish (with their venue calls and writes:
+    //    a request answers only after its order is stored).
+    jobs.stop().catch(() => undefined);
+    services.events.close(); // event streams never end by themselves
     await server.stop();
+    // 2. Background work under way finishes: reconciliation and expiry runs, and what the actors
+    //    still do after an answer (a kill's writes and fill reads, a placement's last write).
+    await jobs.stop();
+    await services.agents.settled();
     await app.stop();
     await venue.close?.();
+    // 3. The database flushes and closes (PGlite checkpoints its files; the lock is released).
     await database.close();
-    process.exit(0);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  }, logger);
 }
 
 /** The configured venue; a markets file that cannot be read stops start-up naming PAPER_MARKETS. */

@@ -10,6 +10,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import * as schema from "./schema.ts";
+import { acquireDataDirLock } from "./data-dir-lock.ts";
 import { runMigrations } from "./migrate.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -79,8 +80,16 @@ async function openPglite(dir: string): Promise<Database> {
   const { PGlite, protocol } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // One process at a time on the directory (see data-dir-lock.ts); released when closed.
+  const lock = acquireDataDirLock(dir);
   const { pgliteAssets } = await import("./pglite-assets.ts");
-  const client = await PGlite.create(dir, await pgliteAssets());
+  let client: Awaited<ReturnType<typeof PGlite.create>>;
+  try {
+    client = await PGlite.create(dir, await pgliteAssets());
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   const db = drizzle({ client, schema }) as unknown as Db;
   return {
     kind: "pglite",
@@ -88,7 +97,11 @@ async function openPglite(dir: string): Promise<Database> {
     run: pgliteRunner(client, protocol.serialize),
     ping: () => ping(db),
     close: async () => {
-      if (!client.closed) await client.close();
+      try {
+        if (!client.closed) await client.close();
+      } finally {
+        lock.release();
+      }
     },
   };
 }

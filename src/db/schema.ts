@@ -177,6 +177,12 @@ export const idempotencyKeys = pgTable(
     body: text("body").notNull(),
     contentType: text("content_type").notNull(),
     createdAt: ts("created_at").notNull(),
+    /**
+     * The id body (20 characters after the prefix) the request's new resources take (`ord_…`,
+     * `agt_…`), chosen before the request runs: after a crash, whether the request created its
+     * resource is a lookup (src/http/idempotency-recovery.ts).
+     */
+    reservedId: text("reserved_id"),
   },
   (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_created_idx").on(t.createdAt)],
 );

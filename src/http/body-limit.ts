@@ -4,17 +4,27 @@
  * limit to every other way in (`app.handle`, bodies of undeclared length) and answers it as a 413
  * problem: a declared length is refused before anything is read, a streamed body as soon as it
  * passes the limit. The parser keeps the exact text for the idempotency hash. A body that is not
- * valid JSON is marked rather than refused here, so authentication still answers first (401 before
- * 400); the error handler and the guard below turn the mark into 400 invalid_request.
+ * valid JSON, is not a JSON object, or comes as another media type is marked rather than refused here,
+ * so authentication still answers first (401 before 400); the error handler and the guard below turn
+ * the mark into 400 invalid_request.
  */
 import { Elysia } from "elysia";
 import { InvalidRequestError, PayloadTooLargeError } from "../errors/errors.ts";
-import { requestMeta } from "./request-meta.ts";
+import { type RequestMeta, requestMeta } from "./request-meta.ts";
 
 /** What a body that is not valid JSON parses to (validation then fails, or the guard refuses it). */
 export const INVALID_JSON = Object.freeze({ "<invalid json>": true });
 
 export const invalidJsonError = () => new InvalidRequestError("the request body is not valid JSON", [{ path: "/", message: "malformed JSON" }]);
+const notJsonError = () =>
+  new InvalidRequestError("the request body must be JSON, sent with Content-Type: application/json", [{ path: "/headers/content-type", message: "must be application/json" }]);
+const notObjectError = () => new InvalidRequestError("the request body must be a JSON object", [{ path: "/", message: "must be an object" }]);
+
+/** Marks the body refused (answered after authentication) and hands validation a value it fails. */
+function refuse(meta: RequestMeta | undefined, error: InvalidRequestError): typeof INVALID_JSON {
+  if (meta) meta.invalidBody = error;
+  return INVALID_JSON;
+}
 
 async function readLimited(request: Request, max: number): Promise<string> {
   // A declared length within the limit (checked on arrival) is read whole, without a stream reader:
@@ -57,17 +67,23 @@ export function bodyLimit(maxBytes: number) {
       const meta = requestMeta(request);
       if (meta) meta.rawBody = text;
       if (text === "") return null;
-      if (contentType === "application/json" || contentType.endsWith("+json")) {
-        try {
-          return JSON.parse(text);
-        } catch {
-          if (meta) meta.invalidJson = true;
-          return INVALID_JSON;
-        }
+      // Bodies are JSON objects (docs/api.md#conventions). Another media type is refused rather than
+      // parsed (as a form, a JSON text became a field name that validation errors then repeated,
+      // secrets included), and so is JSON that is not an object (`false`, `0`, `[]`, `null`: a
+      // schema whose fields are all optional took it for an empty patch).
+      const type = contentType.split(";")[0]!.trim().toLowerCase();
+      if (type !== "application/json" && !type.endsWith("+json")) return refuse(meta, notJsonError());
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return refuse(meta, invalidJsonError());
       }
-      return text;
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return refuse(meta, notObjectError());
+      return parsed;
     })
     .onBeforeHandle({ as: "global" }, ({ request }) => {
-      if (requestMeta(request)?.invalidJson) throw invalidJsonError();
+      const refused = requestMeta(request)?.invalidBody;
+      if (refused) throw refused;
     });
 }

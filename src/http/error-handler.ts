@@ -8,7 +8,6 @@ import { Elysia } from "elysia";
 import { InternalError, InvalidRequestError, NotFoundError, PayloadTooLargeError } from "../errors/errors.ts";
 import { ProblemError } from "../errors/problem-error.ts";
 import type { Logger } from "../observability/logger.ts";
-import { invalidJsonError } from "./body-limit.ts";
 import { problemResponse } from "./problem-response.ts";
 import { requestMeta } from "./request-meta.ts";
 
@@ -96,7 +95,7 @@ export function errorHandler(logger: Logger) {
     const meta = requestMeta(request);
     if (code === "NOT_FOUND" && meta) meta.unmatched = true;
     // A body that was not JSON fails validation as a marker object: answer what really happened.
-    let problem = code === "VALIDATION" && meta?.invalidJson ? invalidJsonError() : toProblemError(code, error, request.url);
+    let problem = code === "VALIDATION" && meta?.invalidBody ? meta.invalidBody : toProblemError(code, error, request.url);
     if (!problem) {
       logger.error("unhandled error", {
         request_id: meta?.id,

@@ -2,16 +2,25 @@
  * Idempotency-Key records: the first request with a key claims it; when it
  * finishes its status and body are stored, and the same key with the same
  * request replays them for 24 hours. A different request with the key is a 409.
+ *
+ * A claim also reserves the id body its new resources take (`reservedId`). A record still in
+ * progress when the process died is marked interrupted at the next start (`interruptInFlight`);
+ * its retry is then resolved by idempotency-recovery.ts: the original outcome when the request
+ * created its resource, otherwise the request runs again (`resume`), with the same reserved id.
  */
 import { and, eq, lt } from "drizzle-orm";
 import type { Db } from "../db/database.ts";
 import { idempotencyKeys } from "../db/schema.ts";
+import { newId } from "../domain/ids.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const IN_PROGRESS = 0;
+/** In progress when the process that ran it stopped (crash, kill -9). */
+const INTERRUPTED = -1;
 
 export type Claim =
-  | { kind: "claimed" }
+  | { kind: "claimed"; reservedId: string }
+  | { kind: "interrupted"; reservedId: string | null }
   | { kind: "replay"; status: number; body: string; contentType: string }
   | { kind: "conflict" }
   | { kind: "in_progress" };
@@ -22,12 +31,13 @@ export class IdempotencyStore {
 
   async claim(scope: string, key: string, requestHash: string, now = new Date()): Promise<Claim> {
     await this.sweep(now);
+    const reservedId = newId("ord", now.getTime()).slice(4);
     const inserted = await this.db
       .insert(idempotencyKeys)
-      .values({ scope, key, requestHash, status: IN_PROGRESS, body: "", contentType: "", createdAt: now })
+      .values({ scope, key, requestHash, status: IN_PROGRESS, body: "", contentType: "", createdAt: now, reservedId })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key });
-    if (inserted.length) return { kind: "claimed" };
+    if (inserted.length) return { kind: "claimed", reservedId };
     const [row] = await this.db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
     if (!row) return this.claim(scope, key, requestHash, now);
     if (now.getTime() - row.createdAt.getTime() > IDEMPOTENCY_TTL_MS) {
@@ -36,6 +46,7 @@ export class IdempotencyStore {
     }
     if (row.requestHash !== requestHash) return { kind: "conflict" };
     if (row.status === IN_PROGRESS) return { kind: "in_progress" };
+    if (row.status === INTERRUPTED) return { kind: "interrupted", reservedId: row.reservedId };
     return { kind: "replay", status: row.status, body: row.body, contentType: row.contentType };
   }
 
@@ -45,7 +56,7 @@ export class IdempotencyStore {
       .select({ requestHash: idempotencyKeys.requestHash, status: idempotencyKeys.status, createdAt: idempotencyKeys.createdAt })
       .from(idempotencyKeys)
       .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
-    return !!row && row.requestHash === requestHash && row.status !== IN_PROGRESS && now.getTime() - row.createdAt.getTime() <= IDEMPOTENCY_TTL_MS;
+    return !!row && row.requestHash === requestHash && row.status > 0 && now.getTime() - row.createdAt.getTime() <= IDEMPOTENCY_TTL_MS;
   }
 
   async complete(scope: string, key: string, status: number, body: string, contentType: string): Promise<void> {
@@ -53,6 +64,29 @@ export class IdempotencyStore {
       .update(idempotencyKeys)
       .set({ status, body, contentType })
       .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+  }
+
+  /**
+   * At start-up, before requests are served: every record still in progress belongs to a process
+   * that is gone. Returns how many were marked interrupted.
+   */
+  async interruptInFlight(): Promise<number> {
+    const rows = await this.db
+      .update(idempotencyKeys)
+      .set({ status: INTERRUPTED })
+      .where(eq(idempotencyKeys.status, IN_PROGRESS))
+      .returning({ key: idempotencyKeys.key });
+    return rows.length;
+  }
+
+  /** Takes an interrupted record over to run its request again; false when another retry took it first. */
+  async resume(scope: string, key: string): Promise<boolean> {
+    const rows = await this.db
+      .update(idempotencyKeys)
+      .set({ status: IN_PROGRESS })
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, INTERRUPTED)))
+      .returning({ key: idempotencyKeys.key });
+    return rows.length > 0;
   }
 
   /** Forgets a claim whose request did not finish in a way worth replaying. */

@@ -76,7 +76,21 @@ export async function hasStoredAnswer(store: IdempotencyStore, request: Request,
   return k !== null && (await store.hasAnswer(k.scope, k.idemKey, k.requestHash));
 }
 
-export function idempotency(deps: { store: IdempotencyStore; logger: Logger }) {
+/** The stored outcome of a request whose process died while it ran, answered to its retry. */
+export interface InterruptedAnswer {
+  status: number;
+  body: string;
+  contentType: string;
+}
+
+/**
+ * A retry of a request whose process died while it ran (its record was marked interrupted at
+ * start-up): the original outcome when the request had created its resource (stored and replayed),
+ * "run_fresh" to run it again under a new id, or null to run it again under the reserved id.
+ */
+export type ResolveInterrupted = (request: Request, body: string, reservedId: string | null) => Promise<InterruptedAnswer | null | "run_fresh">;
+
+export function idempotency(deps: { store: IdempotencyStore; logger: Logger; resolveInterrupted?: ResolveInterrupted }) {
   const { store, logger } = deps;
   return new Elysia({ name: "idempotency" })
     .onBeforeHandle({ as: "global" }, async ({ request, set }) => {
@@ -94,12 +108,22 @@ export function idempotency(deps: { store: IdempotencyStore; logger: Logger }) {
         throw meta.replayOnly;
       }
       // Answered without running the request: a payment that came with it is not charged.
-      if (meta && claim.kind !== "claimed") meta.answeredFromRecord = claim.kind;
+      if (meta && (claim.kind === "replay" || claim.kind === "conflict" || claim.kind === "in_progress")) meta.answeredFromRecord = claim.kind;
       if (claim.kind === "conflict") throw new IdempotencyConflictError();
-      if (claim.kind === "in_progress") {
-        const e = new IdempotencyConflictError();
-        (e as { message: string }).message = "a request with this Idempotency-Key is still in progress";
-        throw e;
+      if (claim.kind === "in_progress") throw inProgress();
+      if (claim.kind === "claimed" && meta) meta.reservedId = claim.reservedId;
+      if (claim.kind === "interrupted") {
+        // The process that ran it died: answer what it did, or run it again (exactly once).
+        const resolved = deps.resolveInterrupted ? await deps.resolveInterrupted(request, meta?.rawBody ?? "", claim.reservedId) : null;
+        if (resolved && resolved !== "run_fresh") {
+          if (meta) meta.answeredFromRecord = "replay";
+          await store.complete(scope, idemKey, resolved.status, sealBody(resolved.body, bodyKey), resolved.contentType);
+          set.status = resolved.status;
+          return new Response(resolved.body, { status: resolved.status, headers: { "content-type": resolved.contentType, "idempotent-replayed": "true" } });
+        }
+        if (!(await store.resume(scope, idemKey))) throw inProgress();
+        // "run_fresh": the reserved id is taken by what the lost run created (and has been retired).
+        if (claim.reservedId && resolved !== "run_fresh" && meta) meta.reservedId = claim.reservedId;
       }
       if (claim.kind === "replay") {
         const replayed = openBody(claim.body, bodyKey);
@@ -136,6 +160,12 @@ export function idempotency(deps: { store: IdempotencyStore; logger: Logger }) {
       if (!finish) return;
       return finish(toResponse(responseValue, set));
     });
+}
+
+function inProgress(): IdempotencyConflictError {
+  const e = new IdempotencyConflictError();
+  (e as { message: string }).message = "a request with this Idempotency-Key is still in progress";
+  return e;
 }
 
 /** The answer Elysia would make of a handler's value (the routes answer JSON, text or a Response). */

@@ -1,3 +1,4 @@
+import type { ProblemError } from "../errors/problem-error.ts";
 import type { Caller } from "./caller.ts";
 
 /** Per-request facts the HTTP plugins learn and share (request id, start time, raw body, caller, idempotency finisher). */
@@ -18,6 +19,8 @@ export interface RequestMeta {
    * that came with such a request is not charged (src/modules/payments/payment-service.ts).
    */
   answeredFromRecord?: "replay" | "conflict" | "in_progress";
+  /** The body is refused (not JSON, not a JSON object, another media type): answered as this 400 after authentication. */
+  invalidBody?: ProblemError;
   /** Set by the idempotency plugin once it claimed a key: stores (or releases) the final answer. */
   finish?: (response: Response) => Promise<Response>;
   /**
@@ -29,6 +32,12 @@ export interface RequestMeta {
   /** Set by the access log: records the answer's status (the error handler calls it for problems). */
   answered?: (status: number, route: string | undefined) => void;
   recorded?: boolean;
+  /**
+   * With an Idempotency-Key: the id body (after the prefix) the request's new resource takes
+   * (`ord_<reservedId>`, `agt_<reservedId>`), recorded with the key before the request runs, so
+   * a retry after a crash can tell whether it was created (idempotency-recovery.ts).
+   */
+  reservedId?: string;
 }
 
 const metas = new WeakMap<Request, RequestMeta>();

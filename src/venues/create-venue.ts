@@ -15,9 +15,12 @@ import type { Venue } from "./venue.ts";
 export const EMBEDDED_MARKETS_SOURCE = "(embedded fixtures/markets.json)";
 
 export async function createVenue(
-  config: Pick<Config, "venue" | "venueUrl" | "paperMarkets" | "venueTimeoutMs" | "chainId">,
+  config: Pick<Config, "venue" | "venueUrl" | "paperMarkets" | "venueTimeoutMs" | "chainId"> & Partial<Pick<Config, "venueReadCredentials">>,
 ): Promise<Venue> {
-  if (config.venue === "clob") return new ClobVenue({ baseUrl: config.venueUrl!, timeoutMs: config.venueTimeoutMs, coalesceCancels: true });
+  if (config.venue === "clob") {
+    const read = config.venueReadCredentials;
+    return new ClobVenue({ baseUrl: config.venueUrl!, timeoutMs: config.venueTimeoutMs, coalesceCancels: true, ...(read ? { readCredentials: read } : {}) });
+  }
   return createPaperVenue(config);
 }
 

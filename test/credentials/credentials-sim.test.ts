@@ -148,6 +148,47 @@ describeEachDatabase("credentials confirmed by the venue simulator", (_kind, get
     }
   });
 
+  test("non-ASCII key or passphrase, or a secret that is not base64: 400 invalid_request naming the field, nothing stored, no venue call", async () => {
+    const { key, agent } = await t.newAgent({ body: { signer_address: SIGNER } });
+    const good = newCreds();
+    await register(good, SIGNER);
+    const cases: [Partial<Creds>, string][] = [
+      [{ ...good, api_key: `${good.api_key}é` }, "/api_key"],
+      [{ ...good, api_key: "ключ-🔑" as Creds["api_key"] }, "/api_key"],
+      [{ ...good, passphrase: `${good.passphrase}\u00ff` }, "/passphrase"],
+      [{ ...good, passphrase: "pass phrase" }, "/passphrase"],
+      [{ ...good, api_secret: "not base64!" }, "/api_secret"],
+      [{ ...good, api_secret: "abcde" }, "/api_secret"],
+      [{ ...good, api_secret: "sëcret" }, "/api_secret"],
+      [{ ...good, api_secret: "YWJj=x" }, "/api_secret"],
+    ];
+    for (const [c, path] of cases) {
+      const res = await submit(key, agent.id, c);
+      expectProblem(res, 400, "invalid_request", submitted);
+      expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
+      await expectNothingStored(key, agent.id);
+    }
+    // Both base64 alphabets, with and without padding, are accepted.
+    for (const api_secret of [randomBytes(32).toString("base64"), randomBytes(32).toString("base64url"), "YWJj", "YWI=", "YWI"]) {
+      const c = { ...newCreds(), api_secret };
+      await register(c, SIGNER);
+      const res = await submit(key, agent.id, c);
+      expect(res.status).toBe(200);
+      expect(res.body.mode).toBe("delegated");
+    }
+  });
+
+  test("the zero address is never accepted as a wallet or signer: 400, no agent created", async () => {
+    const { key } = await t.newOrg();
+    const zero = `0x${"0".repeat(40)}`;
+    for (const body of [{ wallet_address: zero }, { wallet_address: SIGNER, signer_address: zero }, { wallet_address: zero.toUpperCase().replace("0X", "0x") }]) {
+      const res = await t.call("POST", "/v1/agents", { key, body });
+      expectProblem(res, 400, "invalid_request", []);
+    }
+    expect((await t.call("GET", "/v1/agents", { key })).body.data).toHaveLength(0);
+    expect((await t.call("POST", "/v1/agents", { key, body: { wallet_address: `0x${"0".repeat(39)}1` } })).status).toBe(201);
+  });
+
   test("no credential reached a log line", () => {
     expect(submitted.length).toBeGreaterThan(10);
     const logs = t.logs.join("\n");

@@ -310,8 +310,8 @@ describeEachDatabase("credentials", (kind, getDatabase) => {
 
     test("the venue refusing the credentials is 400 invalid_credentials; nothing stored", async () => {
       const { key, agent } = await t.newAgent();
-      // The paper venue refuses blank credentials.
-      expectProblem(await post(key, agent.id, body({ api_key: "   ", api_secret: "s3cret-value" }, ["order:place"])), 400, "invalid_credentials");
+      // A blank key cannot travel in a header: refused before the venue is asked.
+      expectProblem(await post(key, agent.id, body({ api_key: "   ", api_secret: "s3cret-value" }, ["order:place"])), 400, "invalid_request");
       confirmSpy.mockResolvedValueOnce(false);
       expectProblem(await post(key, agent.id, body(newCreds(), ["order:place"])), 400, "invalid_credentials");
       await expectPayloadAndNothingStored(key, agent.id);

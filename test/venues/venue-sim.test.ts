@@ -13,6 +13,7 @@ import { orderHash } from "../../src/venues/paper/paper-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import { type Market, type OrderMessage, type OrderType, type VenueCredentials, VenueUnavailableError } from "../../src/venues/venue.ts";
 
+const NO_FAULTS = { latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0, cancel_error_ratio: 0, cancel_error_status: 500, cancel_retry_after_s: 0 };
 const FIXTURE = resolve(import.meta.dir, "../../fixtures/markets.json");
 const ZERO32 = `0x${"00".repeat(32)}` as const;
 const SIG = `0x${"cd".repeat(65)}` as const;
@@ -392,6 +393,23 @@ describe("faults", () => {
     expect(failed).toEqual({ ok: false, error: "Internal server error (simulated fault)", status: 500 });
     expect(sim.state.venue.order(placed.venue_order_id)!.status).toBe("live");
     expect((await stats()).cancels[placed.venue_order_id]).toBe(3);
+    await faults({ cancel_error_ratio: 0 });
+    expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+  });
+
+  test("cancel_error_ratio: cancels answer 500, or 429 with Retry-After; the order stays live and the error carries both", async () => {
+    const placed = await delegated(BOTH, "0.37");
+    if (!placed.ok) throw new Error(placed.error);
+    await faults({ cancel_error_ratio: 1 });
+    const five = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(five).toEqual({ ok: false, error: "Internal server error (simulated fault)", status: 500 });
+    await faults({ cancel_error_status: 429, cancel_retry_after_s: 2 });
+    const limited = await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH });
+    expect(limited).toEqual({ ok: false, error: "Too Many Requests (simulated fault)", status: 429, retry_after_s: 2 });
+    const batch = await venue.cancelOrders({ venue_order_ids: [placed.venue_order_id], credentials: BOTH });
+    expect(batch[placed.venue_order_id]).toEqual(limited);
+    expect((await venue.getOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH }))!.status).toBe("live");
+    expect((await stats()).cancels).toEqual({ [placed.venue_order_id]: 3 });
     await faults({ cancel_error_ratio: 0 });
     expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
   });

@@ -1,3 +1,4 @@
+import { requestMeta } from "../../http/request-meta.ts";
 import { Elysia, t } from "elysia";
 import { authPlugin } from "../../http/auth.ts";
 import { PageQuery } from "../../http/pagination.ts";
@@ -8,9 +9,9 @@ export function agentsModule(deps: { agents: AgentService; auth: ReturnType<type
   const { agents } = deps;
   return new Elysia({ name: "agents", prefix: "/v1/agents" })
     .use(deps.auth)
-    .post("", async ({ caller, body, set }) => {
+    .post("", async ({ caller, body, set, request }) => {
       set.status = 201;
-      return agents.create(caller, body);
+      return agents.create(caller, body, requestMeta(request)?.reservedId);
     }, { auth: true, body: CreateAgentBody, response: { 201: AgentModel }, detail: agentsDetail.create })
     .get("", ({ caller, query }) => agents.list(caller, { limit: query.limit ?? 50, cursor: query.cursor }), {
       auth: true,

@@ -52,11 +52,12 @@ export class AgentService {
     this.orderPorts = ports;
   }
 
-  async create(caller: Caller, body: CreateAgentBody): Promise<AgentModel> {
+  /** `reservedId`: the agent's id body chosen with the request's Idempotency-Key (see idempotency-recovery.ts). */
+  async create(caller: Caller, body: CreateAgentBody, reservedId?: string): Promise<AgentModel> {
     if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot create agents");
     const limits = this.checkedLimits(mergeLimits(this.defaults, body.limits ?? {}) as AgentLimits);
     const now = new Date(this.clock.now());
-    const id = newId("agt", now.getTime());
+    const id = reservedId ? `agt_${reservedId}` : newId("agt", now.getTime());
     const wallet = body.wallet_address.toLowerCase();
     const signatureType = body.signature_type ?? 0;
     const signer = (body.signer_address ?? body.wallet_address).toLowerCase();
@@ -136,6 +137,11 @@ export class AgentService {
 
   stop(): void {
     this.registry.stop();
+  }
+
+  /** Resolves once no actor has work under way (writes, venue calls, kills), polling every 20 ms. */
+  async settled(): Promise<void> {
+    while (!this.registry.settled()) await Bun.sleep(20);
   }
 }
 

@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { ForbiddenError } from "../../errors/errors.ts";
 import type { authPlugin } from "../../http/auth.ts";
+import { requestMeta } from "../../http/request-meta.ts";
 import { PageQuery } from "../../http/pagination.ts";
 import { apiKeysDetail, IssueKeyBody, IssuedKey, KeyIdParam } from "./model.ts";
 import type { ApiKeyService } from "./service.ts";
@@ -11,10 +12,11 @@ export function apiKeysModule(deps: { apiKeys: ApiKeyService; auth: ReturnType<t
     .use(deps.auth)
     .post(
       "",
-      async ({ caller, body, set }) => {
+      async ({ caller, body, set, request }) => {
         if (caller.agentId) throw new ForbiddenError("an agent-scoped key cannot issue keys");
         set.status = 201;
-        return apiKeys.issue(caller.orgId, { name: body.name, agentId: body.agent_id });
+        const reserved = requestMeta(request)?.reservedId;
+        return apiKeys.issue(caller.orgId, { name: body.name, agentId: body.agent_id }, undefined, reserved ? `key_${reserved}` : undefined);
       },
       { auth: true, body: IssueKeyBody, response: { 201: IssuedKey }, detail: apiKeysDetail.issue },
     )

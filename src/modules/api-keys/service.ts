@@ -38,14 +38,15 @@ export class ApiKeyService {
     private readonly clock: Clock = systemClock,
   ) {}
 
-  async issue(orgId: string, input: { name?: string | null; agentId?: string | null }, tx: Db = this.db) {
+  /** `id`: the key's id when the request reserved one with its Idempotency-Key (see interrupted-requests.ts). */
+  async issue(orgId: string, input: { name?: string | null; agentId?: string | null }, tx: Db = this.db, id?: string) {
     if (input.agentId) {
       const [agent] = await tx.select({ id: agents.id }).from(agents).where(and(eq(agents.id, input.agentId), eq(agents.orgId, orgId)));
       if (!agent) throw new NotFoundError(`agent ${input.agentId}`);
     }
     const key = generateApiKey();
     const row = {
-      id: newId("key", this.clock.now()),
+      id: id ?? newId("key", this.clock.now()),
       orgId,
       name: input.name ?? null,
       agentId: input.agentId ?? null,
@@ -84,6 +85,20 @@ export class ApiKeyService {
       })),
       next_cursor: rows.length > opts.limit && last ? encodeCursor(last.createdAt, last.id) : null,
     };
+  }
+
+  /**
+   * Revokes the key `keyId` of `orgId` if it exists and was never revoked; true if it did. For a key
+   * whose answer was lost with a crashed process: nobody has seen its secret.
+   */
+  async revokeUnseen(orgId: string, keyId: string): Promise<boolean> {
+    const rows = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id });
+    if (rows.length) this.cache.clear();
+    return rows.length > 0;
   }
 
   async revoke(orgId: string, keyId: string): Promise<void> {

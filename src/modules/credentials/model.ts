@@ -14,11 +14,20 @@ export type CredentialScope = (typeof ALLOWED_SCOPES)[number];
  * (forbidden_scope, invalid_scope) are applied by the service, so that a forbidden or unknown value
  * gets its own error code instead of the schema's generic invalid_request.
  */
+/**
+ * The key and passphrase travel in HTTP headers (POLY_API_KEY, POLY_PASSPHRASE): visible ASCII only.
+ * The secret is the base64 (standard or url-safe alphabet, padding optional) HMAC key.
+ * Both are refused here with 400 rather than failing later at the venue call.
+ */
+const HEADER_SAFE = "^[\\x21-\\x7e]+$";
+const B64 = "[A-Za-z0-9+/_-]";
+const BASE64 = `^(?:${B64}{4})*(?:${B64}{2}(?:==)?|${B64}{3}=?)?$`;
+
 export const CredentialsBody = t.Object(
   {
-    api_key: t.String({ minLength: 1, maxLength: 256, description: "venue API key (secret: stored sealed, never returned)" }),
-    api_secret: t.String({ minLength: 1, maxLength: 512, description: "venue API secret (secret: stored sealed, never returned)" }),
-    passphrase: t.Optional(t.String({ minLength: 1, maxLength: 256, description: "venue API passphrase (secret: stored sealed)" })),
+    api_key: t.String({ minLength: 1, maxLength: 256, pattern: HEADER_SAFE, description: "venue API key, visible ASCII (secret: stored sealed, never returned)" }),
+    api_secret: t.String({ minLength: 1, maxLength: 512, pattern: BASE64, description: "venue API secret, base64 (secret: stored sealed, never returned)" }),
+    passphrase: t.Optional(t.String({ minLength: 1, maxLength: 256, pattern: HEADER_SAFE, description: "venue API passphrase, visible ASCII (secret: stored sealed)" })),
     scopes: t.Array(t.String({ maxLength: 100 }), {
       maxItems: 16,
       description: "a non-empty subset of order:place, order:cancel; withdraw, transfer and balance_modify are refused",

@@ -19,6 +19,14 @@ const POLL_MS = 1_000;
 export class EventStreamService {
   constructor(private readonly deps: { log: EventLog; agents: AgentService; clock: Clock; logger: Logger; keepaliveMs: number }) {}
 
+  /** Aborted at shutdown: every open stream ends, so the server's in-flight requests can finish. */
+  private readonly closing = new AbortController();
+
+  /** Ends every open stream (graceful shutdown); a client reconnects with its Last-Event-ID. */
+  close(): void {
+    this.closing.abort();
+  }
+
   async open(caller: Caller, query: EventsQuery, lastEventId: string | null, signal: AbortSignal): Promise<Response> {
     let agentId = query.agent_id;
     if (agentId) await this.deps.agents.actorFor(caller, agentId); // 404 for another organization's agent, 403 for another agent's key
@@ -38,8 +46,9 @@ export class EventStreamService {
       after = await this.latestId(scope);
     }
     const stop = new AbortController();
-    if (signal.aborted) stop.abort();
-    else signal.addEventListener("abort", () => stop.abort(), { once: true });
+    const ended = AbortSignal.any([signal, this.closing.signal]);
+    if (ended.aborted) stop.abort();
+    else ended.addEventListener("abort", () => stop.abort(), { once: true });
     const encoder = new TextEncoder();
     const stream = new ReadableStream<Uint8Array>({
       start: (controller) => {

@@ -19,7 +19,8 @@ export type IntentAnswer = { status: 200 | 201 | 202; body: Record<string, unkno
 export class IntentService {
   constructor(private readonly deps: { agents: AgentService; clock: Clock }) {}
 
-  async submit(caller: Caller, body: IntentBody, dryRun: boolean): Promise<IntentAnswer> {
+  /** `reservedId`: the order's id body chosen with the request's Idempotency-Key (see interrupted-requests.ts). */
+  async submit(caller: Caller, body: IntentBody, dryRun: boolean, reservedId?: string): Promise<IntentAnswer> {
     const agentId = resolveAgentId(caller, body.agent_id);
     const actor = await this.deps.agents.actorFor(caller, agentId);
     const orderType = body.order_type ?? "GTC";
@@ -38,6 +39,7 @@ export class IntentService {
         clientOrderId: body.client_order_id ?? null,
         record: { ...body, agent_id: agentId },
         dryRun,
+        ...(reservedId && !dryRun ? { reservedId } : {}),
       }),
     );
     switch (answer.kind) {

@@ -16,6 +16,7 @@ import type { ServiceMetrics } from "../../observability/metrics.ts";
 import type { Venue, VenueAuth } from "../../venues/venue.ts";
 import { type AgentService, toAgentModel } from "../agents/service.ts";
 import { cancelAllPorts } from "./cancel-all-ports.ts";
+import { type CancelOne, cancelWithRetry } from "./cancel-with-retry.ts";
 
 export class KillService {
   constructor(
@@ -49,8 +50,22 @@ export class KillService {
     let provide!: (c: VenueCredentials | undefined) => void;
     const credentials = new Promise<VenueCredentials | undefined>((resolve) => (provide = resolve));
 
-    let ports = actor.killPorts(credentials, (orderId, venueError) =>
-      logger.warn("kill: venue refused a cancellation", { kill_id: killId, order_id: orderId, venue_error: venueError }),
+    // Errors and unanswered cancels are retried until the deadline (cancel-with-retry.ts); cancels
+    // issued together go out as one batch where the venue adapter batches them.
+    const retry = (venueOrderId: string, once: CancelOne, signal: AbortSignal) => cancelWithRetry(venueOrderId, once, { signal, deadlineAt });
+    let ports = actor.killPorts(
+      credentials,
+      (orderId, r) => {
+        const retried = r as { attempts?: number; final?: boolean };
+        logger.warn("kill: cancellation not confirmed", {
+          kill_id: killId,
+          order_id: orderId,
+          attempts: retried.attempts,
+          final: retried.final,
+          venue_error: r.error.slice(0, 200),
+        });
+      },
+      retry,
     );
     // A payload agent whose owner sent venue_auth: one cancel-all at the venue with the owner's headers.
     const cancelAll = this.deps.venue?.cancelAll?.bind(this.deps.venue);

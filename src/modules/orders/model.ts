@@ -8,8 +8,8 @@ import { PageQuery } from "../../http/pagination.ts";
 
 export const OrderTypeSchema = t.Union([t.Literal("GTC"), t.Literal("GTD"), t.Literal("FOK"), t.Literal("FAK")]);
 
-/** HTTP header values sent as they are: printable ASCII only, so nothing a client sends can break the venue request. */
-const HEADER_VALUE = "^[\\x20-\\x7E]+$";
+// Passed through in HTTP headers to the venue: visible ASCII only (a space or control character could not be sent, or would be trimmed).
+const HEADER_VALUE = "^[\\x21-\\x7e]+$";
 
 /**
  * The owner's L2 headers over one exact venue request (POST /order for submit-signed, DELETE /order

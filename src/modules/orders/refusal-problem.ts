@@ -17,7 +17,7 @@ export function refusalProblem(r: Refusal): ProblemError {
     case "invalid_signature":
       return new InvalidSignatureError(r.reason);
     case "venue_unavailable":
-      return new VenueUnavailableProblem(r.detail);
+      return r.retryAfterS === undefined ? new VenueUnavailableProblem(r.detail) : new VenueUnavailableProblem(r.detail, r.retryAfterS);
     case "venue_rejected":
       return new VenueRejectedError(r.error, { order_id: r.orderId, order_status: r.status });
     case "venue_timeout":

@@ -650,8 +650,8 @@ export class ClobVenue implements Venue {
         }
       }
       const result: HttpResult = { status: res.status, body, text };
-      const retryAfter = res.headers.get("retry-after");
-      if (retryAfter !== null && /^\s*\d+(\.\d+)?\s*$/.test(retryAfter)) result.retryAfterS = Number(retryAfter);
+      const retryAfterMs = retryAfterMsOf(res.headers.get("retry-after"));
+      if (retryAfterMs !== undefined) result.retryAfterS = retryAfterMs / 1000;
       return result;
     } catch (err) {
       let why: string;
@@ -661,6 +661,15 @@ export class ClobVenue implements Venue {
       throw new VenueUnavailableError(`${method} ${path}: ${why}`, { cause: err });
     }
   }
+}
+
+/** Retry-After as milliseconds from now: delta-seconds or an HTTP date (RFC 9110 section 10.2.3). */
+export function retryAfterMsOf(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Number(v) * 1000;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 function cancelAnswer(body: any): { canceled: string[]; not_canceled: Record<string, string> } {
