@@ -260,6 +260,11 @@ function routes(): Route[] {
     plainRoute("GET", "/v1/orders/:id", { readOnly: true, id: orderId }),
     plainRoute("DELETE", "/v1/orders/:id", { id: orderId }),
     bodyRoute("POST", "/v1/agents/:id/kill", { reason: fc.oneof(fc.string({ maxLength: 10 }), fc.constant("$SECRET")) }, { id: agentId }),
+    bodyRoute("PUT", "/v1/agents/:id/heartbeat", { interval_s: fc.oneof(fc.integer({ min: -10, max: 5000 }), fc.double()) }, { id: agentId }),
+    plainRoute("DELETE", "/v1/agents/:id/heartbeat", { id: agentId }),
+    plainRoute("POST", "/v1/agents/:id/heartbeat", { id: agentId }),
+    bodyRoute("POST", "/v1/orders/:id/approve", { reason: fc.oneof(fc.string({ maxLength: 10 }), fc.constant("$SECRET")) }, { id: orderId }),
+    bodyRoute("POST", "/v1/orders/:id/reject", { reason: fc.oneof(fc.string({ maxLength: 10 }), fc.constant("$SECRET")) }, { id: orderId }),
     plainRoute("GET", "/docs/api", { readOnly: true }),
     plainRoute("GET", "/v1/payments", {
       readOnly: true,
@@ -284,6 +289,8 @@ const ROUTE_NAMES = [
   "GET /v1/agents/:id", "PATCH /v1/agents/:id/limits", "POST /v1/agents/:id/breaker", "POST /v1/agents/:id/resume",
   "POST /v1/agents/:id/creds", "DELETE /v1/agents/:id/creds", "POST /v1/orders/intent", "POST /v1/orders/submit-signed",
   "GET /v1/orders", "GET /v1/orders/:id", "DELETE /v1/orders/:id", "POST /v1/agents/:id/kill",
+  "PUT /v1/agents/:id/heartbeat", "DELETE /v1/agents/:id/heartbeat", "POST /v1/agents/:id/heartbeat",
+  "POST /v1/orders/:id/approve", "POST /v1/orders/:id/reject",
   "GET /docs/api", "GET /v1/payments", "GET /v1/risk/decisions", "GET /v1/risk/summary", "GET /v1/agents/:id/exposure", "GET /v1/events",
   "GET /dashboard", "GET /dashboard/", "GET /dashboard/*",
 ];
