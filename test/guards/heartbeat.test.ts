@@ -87,7 +87,7 @@ describeEachDatabase("heartbeat dead-man switch", (_kind, database) => {
     // Halted as by a kill: intents are refused, credentials too, until the resume.
     const refused = await postIntent(t, tr, { ...BUY, price: 0.46 });
     expect(refused.body.failures.map((f: any) => f.code)).toEqual(["breaker_tripped"]);
-    const creds = await t.call("POST", `/v1/agents/${tr.agent.id}/creds`, { key: tr.key, body: { api_key: "k", api_secret: "s", scopes: ["order:place"] } });
+    const creds = await t.call("POST", `/v1/agents/${tr.agent.id}/creds`, { key: tr.key, body: { api_key: "k", api_secret: "c2VjcmV0", scopes: ["order:place"] } });
     expectProblem(creds, 409, "agent_halted");
     // A manual trip does not downgrade the halt.
     expect((await t.call("POST", `/v1/agents/${tr.agent.id}/breaker`, { key: tr.key })).body.breaker.reason).toBe("heartbeat");
