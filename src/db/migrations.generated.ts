@@ -8,6 +8,7 @@ import m4 from "../../drizzle/0004_magical_george_stacy.sql" with { type: "text"
 import m5 from "../../drizzle/0005_magenta_ender_wiggin.sql" with { type: "text" };
 import m6 from "../../drizzle/0006_wakeful_epoch.sql" with { type: "text" };
 import m7 from "../../drizzle/0007_tan_jocasta.sql" with { type: "text" };
+import m8 from "../../drizzle/0008_organic_bedlam.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
@@ -18,4 +19,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0005_magenta_ender_wiggin", when: 1795491436080, sql: m5 },
   { tag: "0006_wakeful_epoch", when: 1795492013249, sql: m6 },
   { tag: "0007_tan_jocasta", when: 1795493838222, sql: m7 },
+  { tag: "0008_organic_bedlam", when: 1795493937269, sql: m8 },
 ];
