@@ -121,6 +121,11 @@ const BENCH_LIMITS = {
   kelly_fallback_pct: 1,
   max_depth_share: 1,
   max_slippage: 1,
+  // The runaway guards opened wide, as the test apps do: the bench repeats one intent per agent
+  // thousands of times a second (with the defaults every intent after the first was a 422).
+  duplicate_window_s: 0,
+  max_orders_per_minute: 100_000,
+  max_open_orders: 100_000,
 };
 
 async function startService(
