@@ -9,6 +9,7 @@ import m5 from "../../drizzle/0005_magenta_ender_wiggin.sql" with { type: "text"
 import m6 from "../../drizzle/0006_wakeful_epoch.sql" with { type: "text" };
 import m7 from "../../drizzle/0007_tan_jocasta.sql" with { type: "text" };
 import m8 from "../../drizzle/0008_rare_eternals.sql" with { type: "text" };
+import m9 from "../../drizzle/0009_overjoyed_fantastic_four.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
@@ -20,4 +21,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0006_wakeful_epoch", when: 1795492013249, sql: m6 },
   { tag: "0007_tan_jocasta", when: 1795493838222, sql: m7 },
   { tag: "0008_rare_eternals", when: 1795494967723, sql: m8 },
+  { tag: "0009_overjoyed_fantastic_four", when: 1795495269026, sql: m9 },
 ];

@@ -27,7 +27,7 @@ export interface StatusPatch {
 
 export class OrderRepository {
   /** Approved orders, each with its approving decision. */
-  private readonly orderWriter: BatchWriter<Approved>;
+  private readonly orderWriter: BatchWriter<NewOrderRow>;
   /** Rejected decisions (no order). */
   private readonly rejectionWriter: BatchWriter<NewDecisionRow>;
 
@@ -59,13 +59,17 @@ export class OrderRepository {
     this.orderEvent = opts.orderEvent ?? ((row) => ({ order: { id: row.id, status: row.status } }));
     this.onEvents = opts.onEvents ?? (() => {});
     const writerOpts = { maxInFlight: opts.maxInFlight, maxBatch: Math.min(opts.maxBatch ?? MAX_BATCH, MAX_BATCH), onBatch: opts.onBatch };
-    this.orderWriter = new BatchWriter<Approved>((items) => this.insertApproved(items), writerOpts);
+    this.orderWriter = new BatchWriter<NewOrderRow>((items) => this.insertApproved(items), writerOpts);
     this.rejectionWriter = new BatchWriter<NewDecisionRow>((items) => this.insertRejections(items), writerOpts);
   }
 
-  /** Durably writes a new order and its approving decision; resolves after commit. */
+  /**
+   * Durably writes a new order and its approving decision; resolves after commit. The decision is
+   * kept on the order row (decision_id, decision_intent), not as a risk_decisions row of its own;
+   * its time is the order's creation time.
+   */
   async insert(order: NewOrderRow, decision: NewDecisionRow): Promise<void> {
-    await this.orderWriter.write({ order, decision });
+    await this.orderWriter.write({ ...order, decisionId: decision.id, decisionIntent: decision.intent });
     this.onEvents();
   }
 
@@ -84,11 +88,10 @@ export class OrderRepository {
    * The text depends only on the number of rows, so `run` prepares each size
    * once per connection; MAX_BATCH bounds the sizes.
    */
-  private insertApproved(items: Approved[]): Promise<void> {
+  private insertApproved(items: NewOrderRow[]): Promise<void> {
     const params: (string | null)[] = [];
-    for (const i of items) pushValues(params, ORDER_COLUMNS, i.order);
-    for (const i of items) pushValues(params, DECISION_COLUMNS, i.decision);
-    for (const i of items) pushValues(params, EVENT_COLUMNS, this.newOrderEvent(i.order));
+    for (const o of items) pushValues(params, ORDER_COLUMNS, o);
+    for (const o of items) pushValues(params, EVENT_COLUMNS, this.newOrderEvent(o));
     return this.run(approvedStatement(items.length), params);
   }
 
@@ -113,6 +116,7 @@ export class OrderRepository {
       flaggedForReview: o.flaggedForReview ?? false,
       clientOrderId: o.clientOrderId ?? null,
       decisionId: o.decisionId ?? null,
+      decisionIntent: o.decisionIntent ?? null,
     };
     return { orgId: o.orgId, agentId: o.agentId, type: "order", data: this.orderEvent(row), createdAt: o.createdAt };
   }
@@ -247,8 +251,6 @@ export class OrderRepository {
 
 // ---------------------------------------------------------------- batch inserts
 
-type Approved = { order: NewOrderRow; decision: NewDecisionRow };
-
 /** The most rows of one kind in one statement: bounds the statement sizes each connection prepares. */
 const MAX_BATCH = 64;
 
@@ -283,6 +285,7 @@ const ORDER_COLUMNS: readonly Column<NewOrderRow>[] = [
   ["flagged_for_review", "bool", (o) => (o.flaggedForReview === true ? "true" : "false")],
   ["client_order_id", "text", (o) => text(o.clientOrderId)],
   ["decision_id", "text", (o) => text(o.decisionId)],
+  ["decision_intent", "jsonb", (o) => json(o.decisionIntent)],
   ["trading_day", "text", (o) => o.tradingDay],
   ["history", "jsonb", (o) => json(o.history)],
   ["created_at", "timestamptz", (o) => time(o.createdAt)],
@@ -348,12 +351,9 @@ function memoBySize(make: (rows: number) => string): (rows: number) => string {
   };
 }
 
-// The orders, their decisions and their `order` events in one statement: one commit for all three.
+// The orders (each with its approving decision) and their `order` events in one statement: one commit for both.
 const approvedStatement = memoBySize(
-  (rows) =>
-    `with o as (${valuesInsert("orders", ORDER_COLUMNS, rows, 1)}), ` +
-    `e as (${valuesInsert("events", EVENT_COLUMNS, rows, rows * (ORDER_COLUMNS.length + DECISION_COLUMNS.length) + 1)}) ` +
-    `${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, rows * ORDER_COLUMNS.length + 1)}`,
+  (rows) => `with o as (${valuesInsert("orders", ORDER_COLUMNS, rows, 1)}) ${valuesInsert("events", EVENT_COLUMNS, rows, rows * ORDER_COLUMNS.length + 1)}`,
 );
 // Rejected decisions and their `risk_rejected` events in one statement.
 const rejectionStatement = memoBySize(

@@ -121,6 +121,13 @@ export const orders = pgTable(
     flaggedForReview: boolean("flagged_for_review").notNull().default(false),
     clientOrderId: text("client_order_id"),
     decisionId: text("decision_id"),
+    /**
+     * The approving risk decision's intent. An approval has no risk_decisions row of its own: its id
+     * is decision_id, its time created_at, its failures and checks empty, its order this row (the
+     * read paths of src/modules/decisions merge these with the stored rejections). Null on orders
+     * stored before this column, whose approvals are rows of risk_decisions.
+     */
+    decisionIntent: jsonb("decision_intent").$type<Record<string, unknown>>(),
     /** UTC day (YYYY-MM-DD) the notional counts against. */
     tradingDay: text("trading_day").notNull(),
     history: jsonb("history").$type<OrderHistoryEntry[]>().notNull(),

@@ -4,6 +4,9 @@
  * and the page itself: its security headers and that everything it loads is served by the service.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import type { Database } from "../../src/db/database.ts";
+import { orders, riskDecisions } from "../../src/db/schema.ts";
 import { ASSETS, PAGE } from "../../src/modules/dashboard/assets.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
@@ -16,8 +19,11 @@ describeEachDatabase("dashboard routes", (_kind, database) => {
   let stranger: Trader;
   let rejectionId: string;
 
+  let db: Database;
+
   beforeAll(async () => {
-    t = await createTestApp(await database());
+    db = await database();
+    t = await createTestApp(db);
     a = await newTrader(t);
     b = await newTrader(t, { key: a.key });
     stranger = await newTrader(t);
@@ -75,6 +81,47 @@ describeEachDatabase("dashboard routes", (_kind, database) => {
     const own = await t.call("GET", "/v1/risk/decisions", { key: scoped.body.key });
     expect(own.body.data.map((d: any) => d.agent_id)).toEqual([b.agent.id]);
     expect((await t.call("GET", `/v1/risk/decisions?agent_id=${a.agent.id}`, { key: scoped.body.key })).body.data).toEqual([]);
+  });
+
+  test("approvals (kept on the order rows) and rejections page as one list at every page size, and an approval stored as a risk_decisions row (before decision_intent) is listed once", async () => {
+    const all = (await t.call("GET", "/v1/risk/decisions", { key: a.key })).body.data;
+    expect(all.length).toBe(4);
+    // Newest first, ties by id descending: the keyset the cursor walks.
+    const sorted = [...all].sort((x: any, y: any) => (x.created_at === y.created_at ? (x.id < y.id ? 1 : -1) : x.created_at < y.created_at ? 1 : -1));
+    expect(all).toEqual(sorted);
+    for (const limit of [1, 2]) {
+      const walked: any[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: any = await t.call("GET", `/v1/risk/decisions?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`, { key: a.key });
+        walked.push(...page.body.data);
+        cursor = page.body.next_cursor;
+      } while (cursor);
+      expect(walked).toEqual(all);
+    }
+    // An approval written the old way: a risk_decisions row, its order without decision_intent.
+    const old = all.find((d: any) => d.approved && d.agent_id === b.agent.id);
+    const [order] = await db.db.select().from(orders).where(eq(orders.id, old.order_id));
+    await db.db.update(orders).set({ decisionIntent: null }).where(eq(orders.id, old.order_id));
+    await db.db.insert(riskDecisions).values({
+      id: old.id,
+      orgId: order.orgId,
+      agentId: old.agent_id,
+      approved: true,
+      intent: old.intent,
+      failures: [],
+      checks: [],
+      orderId: old.order_id,
+      createdAt: order.createdAt,
+    });
+    try {
+      expect((await t.call("GET", "/v1/risk/decisions", { key: a.key })).body.data).toEqual(all);
+      const summary = (await t.call("GET", "/v1/risk/summary?hours=3", { key: a.key })).body.intents;
+      expect(summary.reduce((s: number, h: any) => s + h.approved, 0)).toBe(3);
+    } finally {
+      await db.db.delete(riskDecisions).where(eq(riskDecisions.id, old.id));
+      await db.db.update(orders).set({ decisionIntent: order.decisionIntent }).where(eq(orders.id, old.order_id));
+    }
   });
 
   test("bad queries are 400 problems, a missing key 401", async () => {

@@ -5,11 +5,10 @@
  * Every test makes its own organization and agent, whose wallet is a fresh viem account.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { and, eq } from "drizzle-orm";
 import { hashTypedData, recoverTypedDataAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Database } from "../../src/db/database.ts";
-import { riskDecisions } from "../../src/db/schema.ts";
+import { storedDecisions } from "../support/stored-decisions.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import {
@@ -222,10 +221,7 @@ describeEachDatabase("order intents HTTP", (_kind, database) => {
       const tr = await newTrader(t);
       const b = await approved(t, tr);
       expect(b.decision_id).toMatch(/^dec_[0-9a-z]+$/);
-      const [row] = await db.db
-        .select()
-        .from(riskDecisions)
-        .where(and(eq(riskDecisions.id, b.decision_id), eq(riskDecisions.agentId, tr.agent.id)));
+      const [row] = await storedDecisions(db.db, { id: b.decision_id, agentId: tr.agent.id });
       expect(row.approved).toBe(true);
       expect(row.orderId).toBe(b.order_id);
       expect(row.failures).toEqual([]);
@@ -278,7 +274,7 @@ describeEachDatabase("order intents HTTP", (_kind, database) => {
       expectChecks(p.checks, ["breaker", "order_size", "daily_volume", "kelly_cap", "price_sanity"]);
 
       // Stored with its id.
-      const [row] = await db.db.select().from(riskDecisions).where(eq(riskDecisions.id, p.decision_id));
+      const [row] = await storedDecisions(db.db, { id: p.decision_id });
       expect(row).toBeDefined();
       expect(row.approved).toBe(false);
       expect(row.agentId).toBe(tr.agent.id);
@@ -474,7 +470,7 @@ describeEachDatabase("order intents HTTP", (_kind, database) => {
       for (const o of listed) expect(o.status).toBe("awaiting_signature");
 
       // Every decision is stored: 10 approvals, 50 rejections.
-      const decisions = await db.db.select().from(riskDecisions).where(eq(riskDecisions.agentId, tr.agent.id));
+      const decisions = await storedDecisions(db.db, { agentId: tr.agent.id });
       expect(decisions.filter((d) => d.approved).length).toBe(10);
       expect(decisions.filter((d) => !d.approved).length).toBe(50);
       const rejectedIds = new Set(rejected.map((r) => r.body.decision_id));

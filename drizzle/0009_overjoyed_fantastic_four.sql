@@ -1,0 +1,1 @@
+ALTER TABLE "orders" ADD COLUMN "decision_intent" jsonb;
