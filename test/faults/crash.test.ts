@@ -32,7 +32,8 @@ const ACCOUNT = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae
 const MARKET = (markets as any[]).find((m) => m.accepting_orders && !m.closed && !m.neg_risk && m.tick_size === "0.01");
 const TOKEN: string = MARKET.tokens[0].token_id;
 const PRICE = Math.round((Number(MARKET.tokens[0].book.bids[0].price) - 0.01) * 100) / 100;
-const LIMITS = { daily_volume_usdc: 1_000_000, capital_usdc: 1_000_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, max_order_usdc: 1000 };
+// The runaway guards opened wide, as in test/support/app.ts: this suite repeats one intent many times a second.
+const LIMITS = { duplicate_window_s: 0, max_orders_per_minute: 100_000, max_open_orders: 100_000, daily_volume_usdc: 1_000_000, capital_usdc: 1_000_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, max_order_usdc: 1000 };
 const SEAL = Buffer.alloc(32, 9).toString("base64");
 
 /** Seeded [0, 1). */
