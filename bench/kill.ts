@@ -90,6 +90,10 @@ const BENCH_LIMITS = {
   max_slippage: 1,
   price_band: 0.5,
   book_max_age_s: 86_400,
+  // The runaway guards opened wide: the bench places 1,000 orders on one agent as fast as it can.
+  duplicate_window_s: 0,
+  max_orders_per_minute: 100_000,
+  max_open_orders: 100_000,
 };
 
 interface Venue {
