@@ -10,10 +10,12 @@
  *   run 1: faults {cancel_latency_ms: 50}; POST /v1/agents/{id}/kill. Target: the answer within
  *          1.2 s, all 1,000 orders `cancelled`, each cancelled exactly once at the simulator.
  *   run 2: resume, credentials again (the kill deleted them), 1,000 new orders, faults
- *          {cancel_latency_ms: 50, cancel_hang_ratio: 0.1}; kill. Target: the answer at 5.0–5.3 s,
- *          and the orders `failed` + flagged_for_review are exactly the hung ones: the orders the
- *          simulator still holds live after the kill (read one by one with GET /data/order/{id}),
- *          all the others `cancelled` at both ends.
+ *          {cancel_latency_ms: 50, cancel_hang_ratio: 0.1}; kill. Target: the answer within the
+ *          5 s deadline plus 0.3 s, and the orders `failed` + flagged_for_review are exactly the ones
+ *          the simulator still holds live after the kill (read one by one with GET /data/order/{id}),
+ *          all the others `cancelled` at both ends. A cancel request the venue holds open is sent
+ *          again beside it once half the remaining time has passed (issue 15), so a hung request
+ *          no longer means a flagged order: the answer comes as soon as every order is confirmed.
  *
  * Three rounds (a fresh agent each), medians printed, on PGlite and, when a PostgreSQL server
  * answers at --pg, on PostgreSQL (a bench database created and dropped here).
@@ -392,7 +394,7 @@ async function main() {
       const w2 = median(runs.map((x) => x.run2.wallMs));
       line(w1 <= 1200, `${kind}: ${o.orders} orders at ${CANCEL_LATENCY_MS} ms per cancel killed within 1.2 s (median wall ${w1.toFixed(0)} ms)`);
       line(runs.every((x) => x.run1.allCancelled && x.run1.onceEach), `${kind}: every order cancelled, each exactly once at the venue (all ${runs.length} rounds)`);
-      line(w2 >= 5000 && w2 <= 5300, `${kind}: with ${HANG_RATIO * 100} % of cancels hanging the answer came at 5.0–5.3 s (median wall ${w2.toFixed(0)} ms)`);
+      line(w2 <= 5300, `${kind}: with ${HANG_RATIO * 100} % of cancel requests hanging the answer came within the deadline + 0.3 s (median wall ${w2.toFixed(0)} ms)`);
       line(runs.every((x) => x.run2.exact), `${kind}: exactly the hung orders failed + flagged_for_review, all others cancelled (all ${runs.length} rounds)`);
       line(runs.every((x) => x.run2.everyOrderTried), `${kind}: hung cancels did not starve the others: every order got a cancel request (all ${runs.length} rounds)`);
     }
