@@ -11,17 +11,20 @@ import type { Evictable } from "./registry.ts";
 import { type OrderAmounts, orderAmounts } from "../src/domain/amounts.ts";
 import { type Clock, systemClock } from "../src/domain/clock.ts";
 import { newId } from "../src/domain/ids.ts";
-import { toUnits, USDC_DECIMALS } from "../src/domain/units.ts";
 import type { Market, OrderBook } from "../src/domain/market.ts";
 import { ACTIVE_STATUS_LIST, ACTIVE_STATUSES, type BreakerReason, HALT_REASONS, type OrderStatus } from "../src/domain/order-status.ts";
 import type { VenueCredentials } from "../src/domain/venue-credentials.ts";
 import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
 import { verifySignedOrder } from "../src/eip712/verify-signed-order.ts";
-import { RUNAWAY_CODES } from "../src/risk/checks/breaker.ts";
 import { evaluateRisk } from "../src/risk/evaluate-risk.ts";
 import type { Limits } from "../src/risk/limits.ts";
 import type { RiskResult, RiskState } from "../src/risk/types.ts";
+import { aboveThreshold } from "./above-threshold.ts";
 import { type BuiltOrder, buildOrder } from "./build-order.ts";
+import { addCounts, addLateFillCounts, type OrderCounts, utcDay } from "./order-counts.ts";
+import type { OrderPatch } from "./order-patch.ts";
+import { approvedLastMinute, countRunawayRefusal, isRunawayRefusal, staleApprovals } from "./runaway-guard.ts";
+import { outcomePatch, type VenueOutcome } from "./venue-outcome.ts";
 import type { DecisionMessage, IntentAnswer, IntentMessage, Placed, ReconcileResult, Refusal, SubmitSignedMessage } from "./messages.ts";
 import type {
   ActorLimits,
@@ -79,13 +82,6 @@ export type SubmissionStart =
   | { ok: true; order: TrackedOrder; finish: (outcome: VenueOutcome) => Promise<void> }
   | { ok: false; reason: "not_found" | "invalid_state" | "expired" | "halted"; status?: OrderStatus };
 
-/** What happened when an order was sent to the venue. */
-export type VenueOutcome =
-  | { kind: "accepted"; venueOrderId: string; status: "open" | "filled"; filledUnits: bigint }
-  | { kind: "rejected" }
-  | { kind: "unknown" }
-  | { kind: "not_sent" };
-
 export interface KillResult {
   cancelled: string[];
   /** Orders the venue had already matched before the cancel reached it. */
@@ -94,8 +90,6 @@ export interface KillResult {
   credentialsDeleted: boolean;
 }
 
-const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const MINUTE_MS = 60_000;
 /** Statuses an order is cancelled in locally (it has not reached the venue). */
 const LOCAL_STATUSES: ReadonlySet<OrderStatus> = new Set(["awaiting_signature", "pending_approval"]);
 
@@ -112,6 +106,8 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   private readonly active = new Map<string, TrackedOrder>();
   private readonly daily = new Map<string, bigint>();
   private readonly exposure = new Map<string, bigint>();
+  /** The daily volume and exposure tallies together, for the bookkeeping functions (order-counts.ts). */
+  private readonly counts: OrderCounts = { daily: this.daily, exposure: this.exposure };
   private lastTimestampMs: number;
   /** Durable writes of reserved orders that have not finished yet. */
   private readonly writes = new Map<string, Promise<void>>();
@@ -328,7 +324,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   }
 
   /** Records a status change made elsewhere (expiry, venue fill, reconciliation, single cancel). */
-  transition(orderId: string, patch: Partial<Pick<TrackedOrder, "status" | "venueOrderId" | "filledUnits">>): Promise<void> {
+  transition(orderId: string, patch: OrderPatch): Promise<void> {
     return this.mailbox.send(() => {
       this.apply(orderId, patch);
     });
@@ -338,7 +334,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * Changes an order only if the actor has it in one of `from`: the guard for
    * client cancels and expiry racing a submission. Returns whether it changed.
    */
-  transitionIf(orderId: string, from: OrderStatus[], patch: Partial<Pick<TrackedOrder, "status" | "venueOrderId" | "filledUnits">>): Promise<boolean> {
+  transitionIf(orderId: string, from: OrderStatus[], patch: OrderPatch): Promise<boolean> {
     return this.mailbox.send(() => {
       const o = this.active.get(orderId);
       if (!o || !from.includes(o.status)) return false;
@@ -361,17 +357,9 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     };
     if (fingerprint === undefined) return state;
     this.pruneApprovals(now);
-    // Approvals are appended in time order: the ones of the last minute are a suffix (binary search).
-    let lo = 0;
-    let hi = this.approvals.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.approvals[mid].at <= now - MINUTE_MS) lo = mid + 1;
-      else hi = mid;
-    }
     const last = this.lastApproval.get(fingerprint);
     state.runaway = {
-      approved_last_minute: this.approvals.length - lo,
+      approved_last_minute: approvedLastMinute(this.approvals, now),
       open_orders: this.active.size,
       duplicate_age_ms: last === undefined ? null : Math.max(0, now - last),
     };
@@ -380,10 +368,8 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
 
   /** Forgets approvals older than both the last minute and the duplicate window. */
   private pruneApprovals(now: number): void {
-    const keepMs = Math.max(MINUTE_MS, (this.limits.duplicate_window_s ?? 0) * 1000);
-    let drop = 0;
-    while (drop < this.approvals.length && this.approvals[drop].at <= now - keepMs) {
-      const a = this.approvals[drop++];
+    const drop = staleApprovals(this.approvals, now, this.limits.duplicate_window_s);
+    for (const a of this.approvals.slice(0, drop)) {
       if (this.lastApproval.get(a.fingerprint) === a.at) this.lastApproval.delete(a.fingerprint);
     }
     if (drop) this.approvals.splice(0, drop);
@@ -394,12 +380,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * the breaker (reason runaway), which a halt by the kill switch or a heartbeat outranks.
    */
   private async countRunawayRefusal(now: number, verdict: unknown): Promise<void> {
-    const failures = (verdict as { failures?: { code: string }[] }).failures ?? [];
-    if (!failures.some((f) => RUNAWAY_CODES.has(f.code))) return;
-    this.runawayRefusals = this.runawayRefusals.filter((at) => at > now - MINUTE_MS);
-    this.runawayRefusals.push(now);
+    if (!isRunawayRefusal(verdict)) return;
     const tripAt = this.limits.runaway_trip_count;
-    if (tripAt === undefined || this.runawayRefusals.length < tripAt) return;
+    const counted = countRunawayRefusal(this.runawayRefusals, now, tripAt);
+    this.runawayRefusals = counted.refusals;
+    if (!counted.trip) return;
     if (this.currentBreaker(now).state === "tripped") return;
     this.breaker = { state: "tripped", reason: "runaway", since: new Date(now) };
     this.runawayRefusals = [];
@@ -418,10 +403,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    */
   addLateFill(order: Pick<TrackedOrder, "tradingDay" | "conditionId" | "side">, filledUnits: bigint): Promise<void> {
     return this.mailbox.send(() => {
-      if (filledUnits <= 0n) return;
-      this.daily.set(order.tradingDay, (this.daily.get(order.tradingDay) ?? 0n) + filledUnits);
-      const signed = order.side === "buy" ? filledUnits : -filledUnits;
-      this.exposure.set(order.conditionId, (this.exposure.get(order.conditionId) ?? 0n) + signed);
+      addLateFillCounts(this.counts, order, filledUnits);
     });
   }
 
@@ -1289,19 +1271,8 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     const finish = (outcome: VenueOutcome) =>
       this.mailbox
         .send(() => {
-          switch (outcome.kind) {
-            case "accepted":
-              this.apply(orderId, { status: outcome.status, venueOrderId: outcome.venueOrderId, filledUnits: outcome.filledUnits });
-              break;
-            case "rejected":
-              this.apply(orderId, { status: "rejected" });
-              break;
-            case "unknown":
-              this.apply(orderId, { status: "unknown" });
-              break;
-            case "not_sent":
-              break;
-          }
+          const patch = outcomePatch(outcome);
+          if (patch) this.apply(orderId, patch);
         })
         .finally(() => {
           this.inflight.delete(orderId);
@@ -1340,7 +1311,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     this.active.delete(orderId);
   }
 
-  private apply(orderId: string, patch: Partial<Pick<TrackedOrder, "status" | "venueOrderId" | "filledUnits">>): void {
+  private apply(orderId: string, patch: OrderPatch): void {
     const o = this.active.get(orderId);
     if (!o) return;
     this.addCounts(o, -1n);
@@ -1349,27 +1320,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     if (!ACTIVE_STATUSES.has(o.status)) this.active.delete(orderId);
   }
 
-  /** Adds (sign 1) or removes (sign -1) an order's share of the daily volume and exposure. */
   private addCounts(o: TrackedOrder, sign: bigint): void {
-    const daily = countedNotional(o);
-    this.daily.set(o.tradingDay, (this.daily.get(o.tradingDay) ?? 0n) + sign * daily);
-    const exp = exposureOf(o);
-    this.exposure.set(o.conditionId, (this.exposure.get(o.conditionId) ?? 0n) + sign * exp);
+    addCounts(this.counts, o, sign);
   }
-}
-
-/** Whether an intent's size (exact 6-decimal units) is strictly above approval_threshold_usdc; null or absent: never. */
-export function aboveThreshold(sizeUnits: bigint, threshold: number | null | undefined): boolean {
-  if (threshold === null || threshold === undefined) return false;
-  return sizeUnits > toUnits(threshold, USDC_DECIMALS, "floor");
-}
-
-/** Notional an order counts against the daily volume: all of it while reserved, open, filled or unresolved; else what filled. */
-export function countedNotional(o: Pick<TrackedOrder, "status" | "notionalUnits" | "filledUnits">): bigint {
-  return ACTIVE_STATUSES.has(o.status) || o.status === "filled" || o.status === "failed" ? o.notionalUnits : o.filledUnits;
-}
-
-/** An order's share of its market's exposure: buys count while reserved, open or filled; sells reduce it only as they fill. */
-export function exposureOf(o: Pick<TrackedOrder, "side" | "status" | "notionalUnits" | "filledUnits">): bigint {
-  return o.side === "buy" ? countedNotional(o) : -o.filledUnits;
 }
