@@ -1,0 +1,38 @@
+/** The actor's bookkeeping of daily volume and market exposure, as functions over its two tallies. */
+import { ACTIVE_STATUSES } from "../src/domain/order-status.ts";
+import type { TrackedOrder } from "./ports.ts";
+
+/** Per trading day (UTC date) and per market (condition id): exact 6-decimal USDC units. */
+export interface OrderCounts {
+  daily: Map<string, bigint>;
+  exposure: Map<string, bigint>;
+}
+
+/** The UTC trading day of an instant (YYYY-MM-DD). */
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** Notional an order counts against the daily volume: all of it while reserved, open, filled or unresolved; else what filled. */
+export function countedNotional(o: Pick<TrackedOrder, "status" | "notionalUnits" | "filledUnits">): bigint {
+  return ACTIVE_STATUSES.has(o.status) || o.status === "filled" || o.status === "failed" ? o.notionalUnits : o.filledUnits;
+}
+
+/** An order's share of its market's exposure: buys count while reserved, open or filled; sells reduce it only as they fill. */
+export function exposureOf(o: Pick<TrackedOrder, "side" | "status" | "notionalUnits" | "filledUnits">): bigint {
+  return o.side === "buy" ? countedNotional(o) : -o.filledUnits;
+}
+
+/** Adds (sign 1) or removes (sign -1) an order's share of the daily volume and exposure. */
+export function addCounts(counts: OrderCounts, o: TrackedOrder, sign: bigint): void {
+  const daily = countedNotional(o);
+  counts.daily.set(o.tradingDay, (counts.daily.get(o.tradingDay) ?? 0n) + sign * daily);
+  const exp = exposureOf(o);
+  counts.exposure.set(o.conditionId, (counts.exposure.get(o.conditionId) ?? 0n) + sign * exp);
+}
+
+/** Counts a fill learned after its order ended against the daily volume and (signed by side) the exposure. */
+export function addLateFillCounts(counts: OrderCounts, order: Pick<TrackedOrder, "tradingDay" | "conditionId" | "side">, filledUnits: bigint): void {
+  if (filledUnits <= 0n) return;
+  counts.daily.set(order.tradingDay, (counts.daily.get(order.tradingDay) ?? 0n) + filledUnits);
+  const signed = order.side === "buy" ? filledUnits : -filledUnits;
+  counts.exposure.set(order.conditionId, (counts.exposure.get(order.conditionId) ?? 0n) + signed);
+}

@@ -1,0 +1,76 @@
+import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
+import type { ActorCore } from "./actor-core.ts";
+import type { Placed } from "./messages.ts";
+import type { ActorLimits, StoredOrder, VenueCancelResult, VenuePostResult } from "./ports.ts";
+import type { VenueOutcome } from "./venue-outcome.ts";
+
+/**
+ * Sends one order to the venue and records what happened: in the store first, then in the actor.
+ * The order is already `submitting` in the store, so a crash in between leaves a row that
+ * reconciliation settles; nothing here ever posts an order twice.
+ */
+export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
+  actor: ActorCore<L, R>,
+  order: { id: string; notionalUnits: bigint },
+  finish: (outcome: VenueOutcome) => Promise<void>,
+  call: () => Promise<VenuePostResult | null>,
+  /** Cancels an order the venue accepted after someone else (the kill switch) had already settled it. */
+  cancelLate?: (venueOrderId: string) => Promise<VenueCancelResult>,
+): Promise<Placed<R>> {
+  const p = actor.requirePorts();
+  if (!(await actor.mayPlace())) {
+    // Halted (a kill) after the order was approved or signed: it is never sent.
+    await p.orders.transition(order.id, ["submitting"], "rejected", "the agent was halted before the order was sent");
+    await finish({ kind: "rejected" });
+    return { kind: "invalid_state", detail: "the agent's breaker tripped before the order was sent; nothing was placed", orderId: order.id };
+  }
+  const done = p.observer.venueCall("post_order");
+  let result: VenuePostResult | null;
+  try {
+    result = await call();
+  } catch (error) {
+    done(false);
+    if (!(error instanceof Error && error.name === "VenueUnavailableError")) p.observer.error("venue call failed", { order_id: order.id, error });
+    const row = await p.orders.transition(order.id, ["submitting"], "unknown", "venue did not answer in time");
+    await finish({ kind: "unknown" });
+    await actor.recordVenueResult(false);
+    return { kind: "venue_timeout", orderId: order.id, status: row?.status ?? "unknown" };
+  }
+  if (result === null) {
+    done(true);
+    await p.orders.transition(order.id, ["submitting"], "rejected", "no credentials to place the order with");
+    await finish({ kind: "rejected" });
+    return { kind: "invalid_state", detail: "the agent has no venue credentials; submit them again or use payload mode", orderId: order.id };
+  }
+  if (!result.ok) {
+    done(false);
+    await p.orders.transition(order.id, ["submitting"], "rejected", `venue refused: ${result.error.slice(0, 200)}`);
+    await finish({ kind: "rejected" });
+    await actor.recordVenueResult(false);
+    return { kind: "venue_rejected", error: result.error.slice(0, 500), orderId: order.id, status: "rejected" };
+  }
+  done(true);
+  let filledUnits = filledUnitsOf(result.filled_usdc);
+  const status = orderStatusFor(result.status);
+  if (status === "filled" && filledUnits === 0n) filledUnits = order.notionalUnits;
+  const reason = status === "filled" ? "matched at the venue" : status === "cancelled" ? "not matched (fill-or-kill / fill-and-kill)" : "resting at the venue";
+  const row = await p.orders.transition(order.id, ["submitting"], status, reason, { venueOrderId: result.venue_order_id, filledUnits });
+  if (status === "cancelled") {
+    await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status: "open", filledUnits });
+    await actor.transition(order.id, { status: "cancelled", filledUnits });
+  } else {
+    await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status, filledUnits });
+  }
+  await actor.recordVenueResult(true);
+  if (!row) {
+    // The kill switch gave up on this order before the venue answered: take it off the venue again.
+    const late = cancelLate ? await cancelLate(result.venue_order_id).catch(() => ({ ok: false as const, error: "unreachable" })) : null;
+    p.observer.warn("order accepted by the venue after it was settled here", {
+      order_id: order.id,
+      venue_order_id: result.venue_order_id,
+      cancelled_again: late?.ok ?? false,
+    });
+    return { kind: "invalid_state", detail: "the order was settled (kill switch) while the venue was accepting it; a cancellation was sent", orderId: order.id };
+  }
+  return { kind: "ok", order: row };
+}

@@ -1,0 +1,74 @@
+/** A client's cancellation of one order. */
+import { filledUnitsOf } from "../src/domain/venue-status.ts";
+import type { ActorCore } from "./actor-core.ts";
+import { LOCAL_STATUSES } from "./local-statuses.ts";
+import type { Placed } from "./messages.ts";
+import type { ActorLimits, StoredOrder, VenueAuthPassThrough, VenueCancelResult, VenueOrderView } from "./ports.ts";
+import { settleOrder } from "./settle-order.ts";
+
+export async function runCancel<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, row: R, venueAuth?: VenueAuthPassThrough): Promise<Placed<R>> {
+  const p = actor.requirePorts();
+  if (LOCAL_STATUSES.has(row.status)) {
+    const done = await actor.mailbox.send(async () => {
+      const o = actor.active.get(row.id);
+      if (!o || !LOCAL_STATUSES.has(o.status)) return null;
+      const moved = await p.orders.transition(row.id, [o.status], "cancelled", "cancelled by the client");
+      const now = moved ?? (await p.orders.get(row.id));
+      if (now) actor.apply(row.id, { status: now.status, venueOrderId: now.venueOrderId, filledUnits: now.filledUnits });
+      return now;
+    });
+    if (!done) {
+      const now = await p.orders.get(row.id);
+      return { kind: "invalid_state", detail: `the order is ${now?.status}`, status: now?.status };
+    }
+    return { kind: "ok", order: done };
+  }
+  // An order left `unknown` by a time-out has no venue id yet: the venue's id is its order hash.
+  const venueOrderId = row.venueOrderId ?? row.orderHash;
+  if ((row.status === "open" || row.status === "unknown") && venueOrderId) {
+    const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
+    let result: VenueCancelResult;
+    try {
+      result = venueAuth
+        ? await p.venue.cancelOrder({ venue_order_id: venueOrderId, venue_auth: { ...venueAuth, address: venueAuth.address ?? row.typedData?.message.signer ?? actor.profile.signerAddress } }, timeout())
+        : await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) => p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, timeout()));
+    } catch {
+      return { kind: "venue_unavailable", detail: "the venue could not be reached to cancel the order; nothing was changed, try again" };
+    }
+    if (!result.ok) {
+      // A rate limit or a server error of the venue changed nothing: unavailable (503, with the
+      // venue's Retry-After), safe to retry; any other refusal is the venue's answer about the order.
+      if (result.status !== undefined && (result.status === 429 || result.status >= 500)) {
+        return {
+          kind: "venue_unavailable",
+          detail: "the venue did not take the cancellation now; nothing was changed, try again",
+          retryAfterS: Math.max(1, Math.ceil(result.retry_after_s ?? 2)),
+        };
+      }
+      return { kind: "venue_rejected", error: result.error.slice(0, 500), orderId: row.id, status: row.status };
+    }
+    // A venue confirms an order that already filled as "done" too: read what it holds, so a
+    // fill is recorded as a fill (and keeps counting against the limits), not as a cancellation.
+    const state = await readVenueOrder(actor, row.agentId, venueOrderId);
+    const filledUnits = state ? filledUnitsOf(state.filled_usdc) : undefined;
+    if (state?.status === "matched") {
+      await settleOrder(actor, row.id, ["open", "unknown"], "filled", "matched at the venue before the cancellation", { filledUnits: filledUnits || row.notionalUnits });
+      return { kind: "invalid_state", detail: "the order filled at the venue before it could be cancelled", status: "filled" };
+    }
+    const { row: done } = await settleOrder(actor, row.id, ["open", "unknown"], "cancelled", "cancelled by the client", filledUnits !== undefined ? { filledUnits } : {});
+    return { kind: "ok", order: done! };
+  }
+  return { kind: "invalid_state", detail: `an order that is ${row.status} cannot be cancelled`, status: row.status };
+}
+
+/** The venue's state of an order, or null when it cannot be read (best effort). */
+async function readVenueOrder<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, agentId: string, venueOrderId: string): Promise<VenueOrderView | null> {
+  const p = actor.requirePorts();
+  try {
+    return await p.credentials.withAgentCredentialsOrNone(agentId, (credentials) =>
+      p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
+    );
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,41 @@
+/** The runaway guards' counting (approvals in the last minute, duplicates, refusals that trip the breaker), as pure functions. */
+import { RUNAWAY_CODES } from "../src/risk/checks/breaker.ts";
+import type { RecentApproval } from "./ports.ts";
+
+export const MINUTE_MS = 60_000;
+
+/** How many approvals (oldest first) are older than both the last minute and the duplicate window. */
+export function staleApprovals(approvals: readonly RecentApproval[], now: number, duplicateWindowS: number | undefined): number {
+  const keepMs = Math.max(MINUTE_MS, (duplicateWindowS ?? 0) * 1000);
+  let drop = 0;
+  while (drop < approvals.length && approvals[drop].at <= now - keepMs) drop++;
+  return drop;
+}
+
+/** Approvals of the last minute: appended in time order, so they are a suffix (binary search). */
+export function approvedLastMinute(approvals: readonly RecentApproval[], now: number): number {
+  let lo = 0;
+  let hi = approvals.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (approvals[mid].at <= now - MINUTE_MS) lo = mid + 1;
+    else hi = mid;
+  }
+  return approvals.length - lo;
+}
+
+/** Whether a refused verdict was refused by a runaway guard. */
+export function isRunawayRefusal(verdict: unknown): boolean {
+  const failures = (verdict as { failures?: { code: string }[] }).failures ?? [];
+  return failures.some((f) => RUNAWAY_CODES.has(f.code));
+}
+
+/**
+ * Counts one runaway refusal at `now` into the refusals of the last minute; `trip` once there are
+ * `tripAt` of them (absent: never).
+ */
+export function countRunawayRefusal(refusals: readonly number[], now: number, tripAt: number | undefined): { refusals: number[]; trip: boolean } {
+  const recent = refusals.filter((at) => at > now - MINUTE_MS);
+  recent.push(now);
+  return { refusals: recent, trip: tripAt !== undefined && recent.length >= tripAt };
+}
