@@ -4,6 +4,7 @@
  * hands them in.
  */
 
+import type { StatusPatch } from "../src/domain/order-status.ts";
 import type { Market, OrderBook } from "../src/domain/market.ts";
 import type { OrderMessage, OrderType } from "../src/domain/order-message.ts";
 import type { BreakerReason, Mode, OrderSide, OrderStatus, VenueOrderStatus } from "../src/domain/order-status.ts";
@@ -203,19 +204,12 @@ export interface NewDecision {
   createdAt: Date;
 }
 
-export interface StatusPatch {
-  venueOrderId?: string | null;
-  filledUnits?: bigint;
-  flaggedForReview?: boolean;
-  signatureDeadline?: Date | null;
-  /** Who decided (a person's approval or rejection), recorded in the history entry. */
-  by?: string;
-}
 
 /**
  * Where orders are stored. Every status change is a conditional update (from one of `from`), and the
  * store records the matching event in the same transaction.
  */
+
 export interface OrderStore<R extends StoredOrder = StoredOrder> {
   /** Durably writes an approved order and its decision; resolves after commit. */
   insert(order: NewOrder, decision: NewDecision): Promise<void>;

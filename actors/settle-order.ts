@@ -1,6 +1,7 @@
 import type { OrderStatus } from "../src/domain/order-status.ts";
 import type { ActorCore } from "./actor-core.ts";
-import type { ActorLimits, StatusPatch, StoredOrder } from "./ports.ts";
+import type { StatusPatch } from "../src/domain/order-status.ts";
+import type { ActorLimits, StoredOrder } from "./ports.ts";
 
 /**
  * Moves an order in the store and makes the actor hold what the store then says (whoever moved

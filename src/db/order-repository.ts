@@ -3,6 +3,7 @@
  * through group-commit writers; status changes are conditional updates that
  * also append to the order's history.
  */
+import type { StatusPatch } from "../domain/order-status.ts";
 import { and, desc, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
 import type { Db, RunStatement } from "./database.ts";
 import { events, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
@@ -15,15 +16,6 @@ export type OrderRow = typeof orders.$inferSelect;
 export type NewOrderRow = typeof orders.$inferInsert;
 export type NewDecisionRow = typeof riskDecisions.$inferInsert;
 
-export interface StatusPatch {
-  venueOrderId?: string | null;
-  filledUnits?: bigint;
-  flaggedForReview?: boolean;
-  /** A new signature deadline (an approved pending_approval order starts waiting for its signature). */
-  signatureDeadline?: Date | null;
-  /** Who made the change (a person's approval or rejection), recorded in the history entry. */
-  by?: string;
-}
 
 export class OrderRepository {
   /** Approved orders, each with its approving decision. */

@@ -30,3 +30,14 @@ export const ACTIVE_STATUSES: ReadonlySet<OrderStatus> = new Set(ACTIVE_STATUS_L
 
 /** A venue's status of an order. live: resting on the book; matched: filled at once; unmatched: FOK/FAK that did not fill. */
 export type VenueOrderStatus = "live" | "matched" | "delayed" | "unmatched" | "cancelled";
+
+/** What a status change may set besides the status: the order store's port and its implementation share it. */
+export interface StatusPatch {
+  venueOrderId?: string | null;
+  filledUnits?: bigint;
+  flaggedForReview?: boolean;
+  /** A new signature deadline (an approved pending_approval order starts waiting for its signature). */
+  signatureDeadline?: Date | null;
+  /** Who decided (a person's approval or rejection), recorded in the history entry. */
+  by?: string;
+}
