@@ -38,7 +38,7 @@ import { KillService } from "./modules/kill/service.ts";
 import { intentsModule } from "./modules/intents/index.ts";
 import { IntentService } from "./modules/intents/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
-import { OrderRepository } from "./db/order-repository.ts";
+import { asCreated, OrderRepository, type OrderRow } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
 import { toOrderModel } from "./modules/orders/order-view.ts";
 import { eventsModule } from "./modules/events/index.ts";
@@ -104,7 +104,8 @@ export function createServices(parts: {
   const clock = parts.clock ?? systemClock;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
-  const eventLog = new EventLog(database.db);
+  const orderEvent = (row: OrderRow) => ({ order: toOrderModel(row) });
+  const eventLog = new EventLog(database.db, { orderEvent, asCreated });
   const onEvents = () => eventLog.wake();
   const agents = new AgentService(database.db, {
     idleMs: config.actorIdleMs,
@@ -126,7 +127,7 @@ export function createServices(parts: {
     onBatch: (n) => metrics.dbBatchSize.observe(n),
     run: database.run,
     clock,
-    orderEvent: (row) => ({ order: toOrderModel(row) }),
+    orderEvent,
     onEvents,
   });
   // The actors' order path: the store, the venue and the credentials, as the ports they define.

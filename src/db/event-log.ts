@@ -7,24 +7,55 @@
  */
 import { and, asc, eq, gt, lt } from "drizzle-orm";
 import type { Db } from "./database.ts";
-import { type EventType, events } from "./schema.ts";
+import { jsonbOrdered } from "./jsonb-order.ts";
+import { type EventType, events, orders } from "./schema.ts";
 
-export type EventRow = typeof events.$inferSelect;
-export type NewEvent = { orgId: string; agentId: string; type: EventType; data: Record<string, unknown>; createdAt: Date };
+type StoredEvent = typeof events.$inferSelect;
+type OrderRow = typeof orders.$inferSelect;
+/** An event as the stream serves it: with its data, rendered for a new order's `order` event. */
+export type EventRow = Omit<StoredEvent, "data" | "orderId"> & { data: Record<string, unknown> };
+/** An event to store: its data, or (a new order's `order` event) the order's id. */
+export type NewEvent = { orgId: string; agentId: string; type: EventType; createdAt: Date } & (
+  | { data: Record<string, unknown>; orderId?: undefined }
+  | { data: null; orderId: string }
+);
 
 export class EventLog {
   private waiters = new Set<() => void>();
 
-  constructor(private readonly db: Db) {}
+  /**
+   * `orderEvent`: the data of an `order` event for an order row (the order repository's, the API's
+   * order view). `asCreated`: an order row as it was when it was inserted.
+   */
+  constructor(
+    private readonly db: Db,
+    private readonly render: { orderEvent: (row: OrderRow) => Record<string, unknown>; asCreated: (row: OrderRow) => OrderRow } = {
+      orderEvent: (row) => ({ order: { id: row.id, status: row.status } }),
+      asCreated: (row) => row,
+    },
+  ) {}
 
-  /** Events of an organization (one agent's when `agentId` is given) after `afterId`, oldest first. */
+  /**
+   * Events of an organization (one agent's when `agentId` is given) after `afterId`, oldest first. A new
+   * order's `order` event gets its data from the order row, as the order was created, in jsonb's key order
+   * (as every stored event's data reads back); one whose order was removed (an unpaid x402 request's,
+   * which removes its events too) is left out.
+   */
   async after(scope: { orgId: string; agentId?: string }, afterId: number, limit = 200): Promise<EventRow[]> {
-    return this.db
-      .select()
+    const rows = await this.db
+      .select({ event: events, order: orders })
       .from(events)
+      .leftJoin(orders, eq(orders.id, events.orderId))
       .where(and(eq(events.orgId, scope.orgId), scope.agentId ? eq(events.agentId, scope.agentId) : undefined, gt(events.id, afterId)))
       .orderBy(asc(events.id))
       .limit(limit);
+    const out: EventRow[] = [];
+    for (const { event, order } of rows) {
+      const { orderId, data, ...rest } = event;
+      if (data !== null) out.push({ ...rest, data });
+      else if (orderId !== null && order !== null) out.push({ ...rest, data: jsonbOrdered(this.render.orderEvent(this.render.asCreated(order))) as Record<string, unknown> });
+    }
+    return out;
   }
 
   /** Deletes events older than `before`; returns how many. */

@@ -94,23 +94,9 @@ export class OrderRepository {
     return this.run(rejectionStatement(items.length), params);
   }
 
-  /** The `order` event of a new order, from the row as it will be stored. */
+  /** The `order` event of a new order: its data is rendered from the order row when read (EventLog.after, asCreated). */
   private newOrderEvent(o: NewOrderRow): NewEvent {
-    const row: OrderRow = {
-      ...o,
-      expiration: o.expiration ?? "0",
-      orderHash: o.orderHash ?? null,
-      typedData: o.typedData ?? null,
-      signatureDeadline: o.signatureDeadline ?? null,
-      approvalDeadline: o.approvalDeadline ?? null,
-      venueOrderId: o.venueOrderId ?? null,
-      filledUnits: o.filledUnits ?? 0n,
-      flaggedForReview: o.flaggedForReview ?? false,
-      clientOrderId: o.clientOrderId ?? null,
-      decisionId: o.decisionId ?? null,
-      decisionIntent: o.decisionIntent ?? null,
-    };
-    return { orgId: o.orgId, agentId: o.agentId, type: "order", data: this.orderEvent(row), createdAt: o.createdAt };
+    return { orgId: o.orgId, agentId: o.agentId, type: "order", data: null, orderId: o.id, createdAt: o.createdAt! };
   }
 
   /** Stores `order` events for rows a statement changed, in the statement's transaction. */
@@ -241,6 +227,17 @@ export class OrderRepository {
   }
 }
 
+/**
+ * An order row as it was inserted (the data of its creation event): the first status of its history,
+ * nothing filled, no venue order id, not flagged, updated when created. Everything else on the row never
+ * changes after the insert.
+ */
+export function asCreated(row: OrderRow): OrderRow {
+  const first = row.history[0];
+  if (!first) return row;
+  return { ...row, status: first.status, history: [first], updatedAt: row.createdAt, venueOrderId: null, filledUnits: 0n, flaggedForReview: false };
+}
+
 // ---------------------------------------------------------------- batch inserts
 
 /** The most rows of one kind in one statement: bounds the statement sizes each connection prepares. */
@@ -300,6 +297,7 @@ const EVENT_COLUMNS: readonly Column<NewEvent>[] = [
   ["agent_id", "text", (e) => e.agentId],
   ["type", "text", (e) => e.type],
   ["data", "jsonb", (e) => json(e.data)],
+  ["order_id", "text", (e) => text(e.orderId)],
   ["created_at", "timestamptz", (e) => time(e.createdAt)],
 ];
 

@@ -251,7 +251,9 @@ export type EventType = "order" | "risk_rejected" | "breaker" | "kill";
 /**
  * The event log (docs/events.md): one row per status change the stream reports, written in the same
  * transaction as the change itself. `id` orders the stream and is the SSE `id:`. Pruned after
- * EVENTS_RETENTION_H hours.
+ * EVENTS_RETENTION_H hours. The `order` event of a new order stores no `data`, only `order_id`: its
+ * data (the order as it was created) is rendered from the order row when the stream reads it
+ * (event-log.ts), so the hot insert does not write the order twice.
  */
 export const events = pgTable(
   "events",
@@ -260,7 +262,10 @@ export const events = pgTable(
     orgId: text("org_id").notNull(),
     agentId: text("agent_id").notNull(),
     type: text("type").$type<EventType>().notNull(),
-    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    /** Null only for a new order's `order` event (`order_id` set). */
+    data: jsonb("data").$type<Record<string, unknown>>(),
+    /** The new order of an `order` event without `data`. */
+    orderId: text("order_id"),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [index("events_agent_idx").on(t.agentId, t.id), index("events_org_idx").on(t.orgId, t.id), index("events_created_idx").on(t.createdAt)],

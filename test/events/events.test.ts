@@ -1,7 +1,9 @@
 /** CONTRACT 14 / issue 12: the event log and GET /v1/events (Server-Sent Events). */
 import { beforeAll, expect, test } from "bun:test";
-import { asc, eq } from "drizzle-orm";
-import { events } from "../../src/db/schema.ts";
+import { asc, eq, sql } from "drizzle-orm";
+import { jsonbOrdered } from "../../src/db/jsonb-order.ts";
+import { events, orders } from "../../src/db/schema.ts";
+import { toOrderModel } from "../../src/modules/orders/order-view.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { approved, expectProblem, newTrader, postIntent } from "../support/payload.ts";
@@ -120,7 +122,8 @@ describeEachDatabase("event stream", (_kind, database) => {
     const a = await approved(t, tr);
     const b = await approved(t, tr, { size_usdc: 7 });
     const stored = await (await database()).db.select().from(events).where(eq(events.agentId, tr.agent.id)).orderBy(asc(events.id));
-    expect(stored.map((e) => (e.data as any).order.id)).toEqual([a.order_id, b.order_id]);
+    // A new order's event stores its order's id; its data is rendered when read.
+    expect(stored.map((e) => e.orderId ?? (e.data as any).order.id)).toEqual([a.order_id, b.order_id]);
     const replay = await connect(t, tr.key, `?agent_id=${tr.agent.id}&after=${stored[0].id}`);
     await replay.until((e) => e.length >= 1, "the replayed event");
     await replay.until(() => replay.frames.some((f) => f.comment === "keepalive"), "a keepalive", 3000);
@@ -137,5 +140,42 @@ describeEachDatabase("event stream", (_kind, database) => {
     await new Promise((r) => setTimeout(r, 50));
     expect(orgWide.events().every((f) => f.data.agent_id === other.agent.id)).toBe(true);
     await orgWide.close();
+  });
+});
+
+describeEachDatabase("a new order's event, rendered from its order row", (_kind, database) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp(await database());
+  });
+
+  test("serves the order as created, byte for byte as the view stored as jsonb read back, after the order has moved on", async () => {
+    const db = (await database()).db;
+    const tr = await newTrader(t);
+    const order = await approved(t, tr);
+    const [created] = await db.select().from(orders).where(eq(orders.id, order.order_id));
+    // What the event held when its data was the view stored in a jsonb column (read back through the driver).
+    const view = { order: toOrderModel(created) };
+    const result = (await db.execute(sql`select ${JSON.stringify(view)}::jsonb as d`)) as unknown as { d: unknown }[] | { rows: { d: unknown }[] };
+    const asStored = ("rows" in result ? result.rows : result)[0].d;
+    const [row] = await db.select().from(events).where(eq(events.orderId, order.order_id));
+    expect(row.data).toBeNull();
+
+    const log = t.app.services.eventLog;
+    const read = async () => (await log.after({ orgId: created.orgId, agentId: created.agentId }, 0)).filter((e) => e.type === "order");
+    const [first] = await read();
+    expect(JSON.stringify(first.data)).toBe(JSON.stringify(asStored));
+
+    // Cancelled: the creation event still shows the order as created, the cancellation its own state.
+    expect((await t.call("DELETE", `/v1/orders/${order.order_id}`, { key: tr.key })).status).toBe(200);
+    const [again, cancelled] = await read();
+    expect(JSON.stringify(again.data)).toBe(JSON.stringify(asStored));
+    expect((cancelled.data as any).order.status).toBe("cancelled");
+    expect((cancelled.data as any).order.history.map((h: any) => h.status)).toEqual(["awaiting_signature", "cancelled"]);
+  });
+
+  test("jsonb key order: shorter keys first, then by bytes, at every depth", () => {
+    const ordered = jsonbOrdered({ zeta: 1, b: [{ status: 1, at: 2, reason: 3, by: 4 }], aa: { y: null, x: undefined, é: 1, e: 2 }, a: "s" });
+    expect(JSON.stringify(ordered)).toBe('{"a":"s","b":[{"at":2,"by":4,"reason":3,"status":1}],"aa":{"e":2,"y":null,"é":1},"zeta":1}');
   });
 });

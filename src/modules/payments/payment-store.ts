@@ -5,7 +5,7 @@
  */
 import { and, desc, eq, inArray, lt, ne, or } from "drizzle-orm";
 import type { Db } from "../../db/database.ts";
-import { agents, credentials, kills, orders, orgs, type PaymentStatus, payments, riskDecisions, x402Wallets } from "../../db/schema.ts";
+import { agents, credentials, events, kills, orders, orgs, type PaymentStatus, payments, riskDecisions, x402Wallets } from "../../db/schema.ts";
 import { decodeCursor, pageOf } from "../../http/pagination.ts";
 import { newId } from "../../domain/ids.ts";
 
@@ -101,10 +101,11 @@ export class PaymentStore {
       .where(and(eq(payments.id, paymentId), eq(payments.status, "verified")));
   }
 
-  /** Deletes an order an unpaid request created, with its risk decision. */
+  /** Deletes an order an unpaid request created, with its risk decision and its events. */
   async removeOrder(agentId: string, orderId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.delete(riskDecisions).where(and(eq(riskDecisions.agentId, agentId), eq(riskDecisions.orderId, orderId)));
+      await tx.delete(events).where(and(eq(events.agentId, agentId), eq(events.orderId, orderId)));
       await tx.delete(orders).where(and(eq(orders.agentId, agentId), eq(orders.id, orderId)));
     });
   }
@@ -130,6 +131,7 @@ export class PaymentStore {
         .limit(1);
       if (other) return false;
       await tx.delete(riskDecisions).where(eq(riskDecisions.agentId, w.agentId));
+      await tx.delete(events).where(eq(events.agentId, w.agentId));
       await tx.delete(orders).where(eq(orders.agentId, w.agentId));
       await tx.delete(kills).where(eq(kills.agentId, w.agentId));
       await tx.delete(credentials).where(eq(credentials.agentId, w.agentId));

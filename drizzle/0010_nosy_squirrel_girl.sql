@@ -1,0 +1,2 @@
+ALTER TABLE "events" ALTER COLUMN "data" DROP NOT NULL;--> statement-breakpoint
+ALTER TABLE "events" ADD COLUMN "order_id" text;
