@@ -1,0 +1,150 @@
+/**
+ * The group-commit insert alone: CPU per approved order written through OrderRepository (the orders
+ * row, its decision kept on it, and its `order` event), in batches as the service makes them.
+ * `bun run bench/insert.ts [--pglite] [--concurrency N] [--sql "variant; …"]`
+ *
+ * On PostgreSQL it reads the CPU of the bench database's backends and the server's shared writers
+ * from /proc (as bench:intent does); on PGlite the process's own CPU. `--sql` runs statements after
+ * the migrations (to measure a schema variant, e.g. "drop index events_org_idx"); `--concurrency`
+ * writers at once (16: batches of about 16, as bench:intent's 32 connections make). Prints the
+ * minimum and median of 5 passes of 8,000 orders after 2,000 of warm-up.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import postgres from "postgres";
+import { openDatabase } from "../src/db/database.ts";
+import { OrderRepository } from "../src/db/order-repository.ts";
+import { toOrderModel } from "../src/modules/orders/order-view.ts";
+
+const args = process.argv.slice(2);
+const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const pglite = args.includes("--pglite");
+const concurrency = Number(opt("--concurrency") ?? 16);
+const variant = opt("--sql") ?? "";
+const PG = "postgres://postgres@127.0.0.1:5432";
+const DB = opt("--db") ?? "bench_insert";
+
+let dir: string | null = null;
+let admin: ReturnType<typeof postgres> | null = null;
+if (pglite) dir = mkdtempSync(join(tmpdir(), "bench-insert-"));
+else {
+  admin = postgres(`${PG}/postgres`, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`drop database if exists ${DB}`);
+  await admin.unsafe(`create database ${DB}`);
+}
+const database = await openDatabase(dir ? { kind: "pglite", dataDir: dir } : { kind: "postgres", url: `${PG}/${DB}` });
+for (const q of variant.split(";").filter((x) => x.trim())) await database.db.execute(sql.raw(q));
+await database.db.execute(sql.raw(`insert into orgs (id, name) values ('org_bench', 'bench')`));
+await database.db.execute(sql.raw(`insert into agents (id, org_id, wallet_address, signer_address, limits) values ('agt_bench', 'org_bench', '0x1', '0x1', '{}')`));
+let batches = 0;
+// The order events the service writes (the API's order view), as src/app.ts builds the repository.
+const repo = new OrderRepository(database.db, { maxInFlight: 1, run: database.run, onBatch: () => batches++, orderEvent: (row) => ({ order: toOrderModel(row) }) });
+
+/** CPU seconds of the bench database's backends and the server's shared writers (PostgreSQL), or of this process (PGlite). */
+function cpuSeconds(): number {
+  if (pglite) {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  }
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (!stat.includes("(postgres)")) continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes(` ${DB} `) && !/walwriter|checkpointer|background writer/.test(cmd)) continue;
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return total;
+}
+
+// An order as the intent path builds it (a V2 order's typed data, its history and approving intent).
+const tokenId = "71321045679252212594626385532706912750332728571942532289631379312455583992563";
+const typedData = {
+  domain: { name: "Polymarket CTF Exchange", version: "2", chainId: 137, verifyingContract: "0xE111180000d2663C0091e4f400237545B87B996B" },
+  primaryType: "Order" as const,
+  message: {
+    salt: "123456789012345",
+    maker: "0x000000000000000000000000000000000000dEaD",
+    signer: "0x000000000000000000000000000000000000dEaD",
+    tokenId,
+    makerAmount: "5000000",
+    takerAmount: "9610000",
+    side: 0,
+    signatureType: 0,
+    timestamp: "1732400000000",
+    metadata: `0x${"00".repeat(32)}`,
+    builder: `0x${"ab".repeat(32)}`,
+  },
+};
+let n = 0;
+async function writeOne(): Promise<void> {
+  const id = `ord_${(n++).toString(36).padStart(20, "0")}`;
+  const at = new Date();
+  await repo.insert(
+    {
+      id,
+      orgId: "org_bench",
+      agentId: "agt_bench",
+      mode: "payload",
+      marketId: tokenId,
+      conditionId: "0xcondition",
+      side: "buy",
+      sizeUnits: 5_000_000n,
+      price: "0.52",
+      notionalUnits: 5_000_000n,
+      orderType: "GTC",
+      expiration: "0",
+      status: "awaiting_signature",
+      orderHash: `0x${"12".repeat(32)}`,
+      typedData: typedData as never,
+      signatureDeadline: new Date(at.getTime() + 300_000),
+      approvalDeadline: null,
+      clientOrderId: null,
+      tradingDay: at.toISOString().slice(0, 10),
+      history: [{ status: "awaiting_signature", at: at.toISOString(), reason: "approved by the risk engine" }],
+      createdAt: at,
+      updatedAt: at,
+    },
+    { id: `dec_${id}`, orgId: "org_bench", agentId: "agt_bench", approved: true, intent: { market_id: tokenId, side: "buy", size_usdc: 5, price: 0.52, agent_id: "agt_bench" }, failures: [], checks: [], orderId: id, createdAt: at },
+  );
+}
+async function pass(total: number): Promise<void> {
+  let started = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (started < total) {
+        started++;
+        await writeOne();
+      }
+    }),
+  );
+}
+
+await pass(2000);
+const perOrder: number[] = [];
+const b0 = batches;
+for (let r = 0; r < 5; r++) {
+  const c0 = cpuSeconds();
+  await pass(8000);
+  perOrder.push(((cpuSeconds() - c0) * 1e6) / 8000);
+}
+perOrder.sort((a, b) => a - b);
+const what = pglite ? "PGlite, process CPU" : "PostgreSQL CPU";
+console.log(
+  `${what} per order: min ${perOrder[0].toFixed(1)} µs, median ${perOrder[2].toFixed(1)} µs (passes ${perOrder.map((x) => x.toFixed(1)).join(", ")}); mean batch ${(40_000 / (batches - b0)).toFixed(1)}${variant ? `; variant: ${variant}` : ""}`,
+);
+await database.close();
+if (dir) rmSync(dir, { recursive: true, force: true });
+if (admin) {
+  await admin.unsafe(`drop database if exists ${DB}`);
+  await admin.end();
+}
+process.exit(0);
