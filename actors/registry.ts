@@ -71,6 +71,13 @@ export class ActorRegistry<A extends Evictable> {
     return this.live.get(id);
   }
 
+  /** Drops `actor` (it was retired): the next `get` of its id activates afresh. */
+  forget(id: string, actor: A): void {
+    if (this.live.get(id) !== actor) return;
+    this.live.delete(id);
+    this.options.onSizeChange?.(this.live.size);
+  }
+
   /** Drops every actor that can be evicted now; returns how many were dropped. */
   sweep(now = (this.options.clock ?? systemClock).now()): number {
     let dropped = 0;

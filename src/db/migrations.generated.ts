@@ -11,6 +11,7 @@ import m7 from "../../drizzle/0007_tan_jocasta.sql" with { type: "text" };
 import m8 from "../../drizzle/0008_rare_eternals.sql" with { type: "text" };
 import m9 from "../../drizzle/0009_overjoyed_fantastic_four.sql" with { type: "text" };
 import m10 from "../../drizzle/0010_nosy_squirrel_girl.sql" with { type: "text" };
+import m11 from "../../drizzle/0011_free_nighthawk.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
@@ -24,4 +25,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0008_rare_eternals", when: 1795494967723, sql: m8 },
   { tag: "0009_overjoyed_fantastic_four", when: 1795495269026, sql: m9 },
   { tag: "0010_nosy_squirrel_girl", when: 1795498279631, sql: m10 },
+  { tag: "0011_free_nighthawk", when: 1795499338074, sql: m11 },
 ];

@@ -91,6 +91,18 @@ export class AgentService {
     return actor;
   }
 
+  /**
+   * Removes an agent's rows through its actor (AgentActor.retire: after the order writes it started,
+   * and refusing intents from then on), then drops the actor. `remove` answers whether it removed them.
+   */
+  async retire(agentId: string, remove: () => Promise<boolean>): Promise<boolean> {
+    const actor = await this.registry.get(agentId);
+    if (!actor) return remove();
+    const removed = await actor.retire(remove);
+    if (removed) this.registry.forget(agentId, actor);
+    return removed;
+  }
+
   async get(caller: Caller, agentId: string): Promise<AgentModel> {
     return toAgentModel((await this.actorFor(caller, agentId)).view());
   }

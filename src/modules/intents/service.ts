@@ -3,6 +3,7 @@
  * the actor's answer into the HTTP answer. The checks, the reservation, the order and its
  * placement all happen in the actor (actors/agent-actor.ts).
  */
+import { AgentRetiredError } from "../../../actors/agent-retired-error.ts";
 import { MailboxFullError } from "../../../actors/mailbox.ts";
 import { ForbiddenError, InvalidRequestError, NotFoundError, RiskRejectedError } from "../../errors/errors.ts";
 import { AgentBusyError } from "../../errors/agent-busy.ts";
@@ -102,12 +103,13 @@ export class IntentService {
   }
 }
 
-/** Runs a message to an actor; a full mailbox is 503 with Retry-After. */
+/** Runs a message to an actor; a full mailbox is 503 with Retry-After, a removed agent 404. */
 export async function busyAware<T>(send: () => Promise<T>): Promise<T> {
   try {
     return await send();
   } catch (error) {
     if (error instanceof MailboxFullError) throw new AgentBusyError();
+    if (error instanceof AgentRetiredError) throw new NotFoundError(`agent ${error.agentId}`);
     throw error;
   }
 }

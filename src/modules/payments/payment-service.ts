@@ -334,7 +334,8 @@ export class PaymentService implements PaymentHook {
       .finish(s.paymentId, { status: "failed", failureReason: `not charged: answered from the Idempotency-Key record (${why})`, responseStatus: status })
       .catch((error) => logger.error("x402: an uncharged payment could not be recorded", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) }));
     if (s.createdAgent) {
-      await store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId: s.caller.agentId }).catch((error) => {
+      const agentId = s.caller.agentId;
+      await this.deps.agents.retire(agentId, () => store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId })).catch((error) => {
         logger.error("x402: removing the agent of an uncharged request failed", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
       });
     }
@@ -361,7 +362,7 @@ export class PaymentService implements PaymentHook {
     }
     if (s.createdAgent) {
       try {
-        await store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId });
+        await agents.retire(agentId, () => store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId }));
       } catch (error) {
         logger.error("x402: removing the agent of an unpaid first request failed", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
       }
