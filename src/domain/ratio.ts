@@ -119,6 +119,12 @@ export function fromBaseUnits(units: bigint, decimals = 6): Ratio {
   return ratio(units, pow10(decimals));
 }
 
+/** fromBaseUnits(units, decimals) + b, reduced once. */
+export function addBaseUnits(units: bigint, b: Ratio, decimals = 6): Ratio {
+  const scale = pow10(decimals);
+  return ratio(units * b.den + b.num * scale, scale * b.den);
+}
+
 export function add(a: Ratio, b: Ratio): Ratio {
   if (a.den === b.den) return ratio(a.num + b.num, a.den);
   return ratio(a.num * b.den + b.num * a.den, a.den * b.den);

@@ -113,6 +113,15 @@ describe("ratio arithmetic", () => {
     expect(() => R.divFloorTo(R.ONE, R.ZERO, 2)).toThrow(R.RatioError);
   });
 
+  test("addBaseUnits is add(fromBaseUnits(units), b)", () => {
+    for (const units of [0n, 1n, -1n, 1_500_000n, 190_000_000n, -100_000_000n, 123_456_789_012n]) {
+      for (const b of ["0", "5", "0.000001", "-2.5", "10.000001", "1000000000"]) {
+        expect(R.addBaseUnits(units, r(b))).toEqual(R.add(R.fromBaseUnits(units), r(b)));
+        expect(R.addBaseUnits(units, r(b), 2)).toEqual(R.add(R.fromBaseUnits(units, 2), r(b)));
+      }
+    }
+  });
+
   test("isMultipleOf is isInteger(div(a, b))", () => {
     for (const [a, b] of [["0.52", "0.01"], ["0.525", "0.01"], ["0.5", "0.25"], ["-0.75", "0.25"], ["0", "0.1"], ["1", "3"], ["1", "-0.5"]]) {
       expect(R.isMultipleOf(r(a), r(b))).toBe(R.isInteger(R.div(r(a), r(b))));

@@ -50,6 +50,8 @@ const parsedAsks = new WeakMap<readonly BookLevel[], readonly ParsedLevel[]>();
 const TWO = R.ratio(2n);
 /** (bid + ask) / 2, remembered for the last best prices (a book's levels are parsed once, so they repeat). */
 const midOf = R.memo2((bid: R.Ratio, ask: R.Ratio) => R.div(R.add(bid, ask), TWO));
+/** |p − ref|, remembered for the last price and reference (both repeat while a book stands). */
+const distanceOf = R.memo2((p: R.Ratio, ref: R.Ratio) => R.abs(R.sub(p, ref)));
 /** 1 − tick, remembered for the last tick. */
 const oneMinus = R.memo2(R.sub);
 
@@ -93,7 +95,7 @@ export function checkPriceSanity(input: RiskInput): RiskFailure[] {
   if (!ref) {
     fail("no_reference_price", "the book has no mid (a side is empty) and no last trade price", null, null);
   } else if (p) {
-    const distance = R.abs(R.sub(p, ref.price));
+    const distance = distanceOf(p, ref.price);
     const band = R.fromDecimal(limits.price_band);
     if (R.gt(distance, band)) {
       const what = ref.source === "mid" ? "mid" : "last trade price";
