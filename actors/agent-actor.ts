@@ -104,8 +104,9 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   private heartbeat: HeartbeatState | null;
   /** A kill for a missed heartbeat has been claimed and not finished: no second one is started. */
   private heartbeatKill = false;
-  /** Approved intents, oldest first, kept for the rate and duplicate guards. */
+  /** Approved intents, oldest first, kept for the rate and duplicate guards; those before approvalsHead are forgotten. */
   private approvals: RecentApproval[];
+  private approvalsHead = 0;
   /** The latest approval time of each remembered intent (market, side, size, price). */
   private readonly lastApproval = new Map<string, number>();
   /** Times of intents refused by a runaway guard in the last minute. */
@@ -363,7 +364,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     this.pruneApprovals(now);
     const last = this.lastApproval.get(fingerprint);
     state.runaway = {
-      approved_last_minute: approvedLastMinute(this.approvals, now),
+      approved_last_minute: approvedLastMinute(this.approvals, now, this.approvalsHead),
       open_orders: this.active.size,
       duplicate_age_ms: last === undefined ? null : Math.max(0, now - last),
     };
@@ -372,11 +373,22 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
 
   /** Forgets approvals older than both the last minute and the duplicate window. */
   private pruneApprovals(now: number): void {
-    const drop = staleApprovals(this.approvals, now, this._limits.duplicate_window_s);
-    for (const a of this.approvals.slice(0, drop)) {
+    const head = this.approvalsHead;
+    const drop = staleApprovals(this.approvals, now, this._limits.duplicate_window_s, head);
+    if (!drop) return;
+    const end = head + drop;
+    for (let i = head; i < end; i++) {
+      const a = this.approvals[i];
       if (this.lastApproval.get(a.fingerprint) === a.at) this.lastApproval.delete(a.fingerprint);
     }
-    if (drop) this.approvals.splice(0, drop);
+    // Forgotten entries are skipped by the head index, and cut off once they are half the array
+    // (so each approval is copied at most once on average, instead of shifting the array per intent).
+    if (end * 2 >= this.approvals.length) {
+      this.approvals = this.approvals.slice(end);
+      this.approvalsHead = 0;
+    } else {
+      this.approvalsHead = end;
+    }
   }
 
   /**

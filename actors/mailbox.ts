@@ -13,9 +13,16 @@ export class MailboxFullError extends Error {
   }
 }
 
+/** A queued message and its sender's answer. */
+interface Letter {
+  message: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 export class Mailbox {
-  /** Each entry runs one message and returns the function that answers its sender. */
-  private readonly queue: Array<() => Promise<() => void>> = [];
+  /** Each entry: one message and the functions that answer its sender. */
+  private readonly queue: Array<Letter> = [];
   private running = false;
   private lastActivity: number;
   private admitted = 0;
@@ -51,14 +58,7 @@ export class Mailbox {
   /** Sends a message and resolves with its result once it has run. */
   send<T>(message: () => T | Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push(async () => {
-        try {
-          const value = await message();
-          return () => resolve(value);
-        } catch (error) {
-          return () => reject(error);
-        }
-      });
+      this.queue.push({ message, resolve: resolve as (value: unknown) => void, reject });
       if (!this.running) void this.drain();
     });
   }
@@ -92,13 +92,21 @@ export class Mailbox {
         this.lastActivity = this.clock.now();
         return;
       }
-      const answer = await next();
+      let ok = true;
+      let value: unknown;
+      try {
+        value = await next.message();
+      } catch (error) {
+        ok = false;
+        value = error;
+      }
       const done = this.queue.length === 0;
       if (done) {
         this.running = false;
         this.lastActivity = this.clock.now();
       }
-      answer();
+      if (ok) next.resolve(value);
+      else next.reject(value);
       if (done) return;
     }
   }

@@ -9,7 +9,21 @@ export interface OrderCounts {
 }
 
 /** The UTC trading day of an instant (YYYY-MM-DD). */
-export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+export function utcDay(ms: number): string {
+  // Every intent asks, and the answer changes once a day: keep the last day's text and bounds.
+  if (ms >= dayStart && ms < dayStart + DAY_MS) return dayText;
+  const text = new Date(ms).toISOString().slice(0, 10);
+  const start = Math.floor(ms / DAY_MS) * DAY_MS;
+  if (Number.isFinite(start)) {
+    dayStart = start;
+    dayText = text;
+  }
+  return text;
+}
+
+const DAY_MS = 86_400_000;
+let dayStart = Number.NaN;
+let dayText = "";
 
 /** Notional an order counts against the daily volume: all of it while reserved, open, filled or unresolved; else what filled. */
 export function countedNotional(o: Pick<TrackedOrder, "status" | "notionalUnits" | "filledUnits">): bigint {

@@ -4,17 +4,20 @@ import type { RecentApproval } from "./ports.ts";
 
 export const MINUTE_MS = 60_000;
 
-/** How many approvals (oldest first) are older than both the last minute and the duplicate window. */
-export function staleApprovals(approvals: readonly RecentApproval[], now: number, duplicateWindowS: number | undefined): number {
+/**
+ * How many approvals (oldest first, from index `from` on) are older than both the last minute and the
+ * duplicate window.
+ */
+export function staleApprovals(approvals: readonly RecentApproval[], now: number, duplicateWindowS: number | undefined, from = 0): number {
   const keepMs = Math.max(MINUTE_MS, (duplicateWindowS ?? 0) * 1000);
-  let drop = 0;
-  while (drop < approvals.length && approvals[drop].at <= now - keepMs) drop++;
-  return drop;
+  let end = from;
+  while (end < approvals.length && approvals[end].at <= now - keepMs) end++;
+  return end - from;
 }
 
-/** Approvals of the last minute: appended in time order, so they are a suffix (binary search). */
-export function approvedLastMinute(approvals: readonly RecentApproval[], now: number): number {
-  let lo = 0;
+/** Approvals of the last minute (from index `from` on): appended in time order, so they are a suffix (binary search). */
+export function approvedLastMinute(approvals: readonly RecentApproval[], now: number, from = 0): number {
+  let lo = from;
   let hi = approvals.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;

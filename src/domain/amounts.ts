@@ -35,6 +35,17 @@ export class AmountError extends Error {
  * 4th decimal, or is not strictly between 0 and 1.
  */
 export function priceToUnits(price: string): bigint {
+  // The same price is read several times per order, and repeats from one order to the next.
+  if (price === lastPrice.text) return lastPrice.units;
+  const units = parsePrice(price);
+  lastPrice = { text: price, units };
+  return units;
+}
+
+/** The last valid price read (a price that throws is never remembered). */
+let lastPrice: { text: string | undefined; units: bigint } = { text: undefined, units: 0n };
+
+function parsePrice(price: string): bigint {
   if (typeof price !== "string") throw new AmountError("price must be a decimal string");
   let units: bigint;
   try {

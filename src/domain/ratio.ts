@@ -18,9 +18,28 @@ export class RatioError extends Error {
 
 const DECIMAL_RE = /^([+-])?(\d+)?(?:\.(\d+))?$/;
 
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** 10^n as a bigint, for the small n that decimals use. */
+const POW10: bigint[] = Array.from({ length: 40 }, (_, i) => 10n ** BigInt(i));
+function pow10(n: number): bigint {
+  return n >= 0 && n < POW10.length ? POW10[n] : 10n ** BigInt(n);
+}
+
 function gcd(a: bigint, b: bigint): bigint {
   if (a < 0n) a = -a;
   if (b < 0n) b = -b;
+  if (a <= SAFE && b <= SAFE) {
+    // Both fit a double exactly, and so does every remainder: Euclid on Numbers allocates nothing.
+    let x = Number(a);
+    let y = Number(b);
+    while (y !== 0) {
+      const t = x % y;
+      x = y;
+      y = t;
+    }
+    return BigInt(x);
+  }
   while (b !== 0n) {
     const t = a % b;
     a = b;
@@ -37,6 +56,7 @@ export function ratio(num: bigint, den: bigint = 1n): Ratio {
     den = -den;
   }
   if (den === 1n) return { num, den };
+  if (num === 0n) return { num, den: 1n };
   const g = gcd(num, den);
   return g > 1n ? { num: num / g, den: den / g } : { num, den };
 }
@@ -81,7 +101,7 @@ function parseDecimal(value: string | number): Ratio {
   if (!m || (m[2] === undefined && m[3] === undefined)) throw new RatioError(`not a decimal: ${JSON.stringify(text)}`);
   const [, sign, int = "0", frac = ""] = m;
   const num = BigInt(int + frac) * (sign === "-" ? -1n : 1n);
-  return ratio(num, 10n ** BigInt(frac.length));
+  return ratio(num, pow10(frac.length));
 }
 
 /** Like fromDecimal, but null instead of throwing (for values of unknown quality). */
@@ -96,7 +116,13 @@ export function tryFromDecimal(value: unknown): Ratio | null {
 
 /** Base units with `decimals` places (USDC: 6) as a ratio: 1_500_000n → 3/2. */
 export function fromBaseUnits(units: bigint, decimals = 6): Ratio {
-  return ratio(units, 10n ** BigInt(decimals));
+  return ratio(units, pow10(decimals));
+}
+
+/** fromBaseUnits(units, decimals) + b, reduced once. */
+export function addBaseUnits(units: bigint, b: Ratio, decimals = 6): Ratio {
+  const scale = pow10(decimals);
+  return ratio(units * b.den + b.num * scale, scale * b.den);
 }
 
 export function add(a: Ratio, b: Ratio): Ratio {
@@ -155,16 +181,61 @@ export function isInteger(a: Ratio): boolean {
   return a.den === 1n;
 }
 
+/** Whether a / b is an integer (isInteger(div(a, b)) without building the quotient); throws RatioError when b is zero. */
+export function isMultipleOf(a: Ratio, b: Ratio): boolean {
+  if (b.num === 0n) throw new RatioError("division by zero");
+  return (a.num * b.den) % (a.den * b.num) === 0n;
+}
+
+/**
+ * `op` with its last answer remembered by the identity of its arguments. Ratios are immutable and
+ * fromDecimal hands out the same ratio for the same value, so an operation on limits, ticks or book
+ * prices that repeat from one intent to the next is computed once. One call site per memo.
+ */
+export function memo2<A, B, T>(op: (a: A, b: B) => T): (a: A, b: B) => T {
+  let lastA: A | undefined;
+  let lastB: B | undefined;
+  let last: T | undefined;
+  let has = false;
+  return (a, b) => {
+    if (has && a === lastA && b === lastB) return last as T;
+    const value = op(a, b);
+    lastA = a;
+    lastB = b;
+    last = value;
+    has = true;
+    return value;
+  };
+}
+
+/** floor(num / den) for den > 0 (toward −∞); num / den need not be reduced. */
+function floorDiv(num: bigint, den: bigint): bigint {
+  const q = num / den; // truncates toward zero
+  return num < 0n && q * den !== num ? q - 1n : q;
+}
+
 /** The largest integer ≤ a (toward −∞). */
 export function floor(a: Ratio): bigint {
-  const q = a.num / a.den; // truncates toward zero
-  return a.num < 0n && q * a.den !== a.num ? q - 1n : q;
+  return floorDiv(a.num, a.den);
 }
 
 /** a rounded down (toward −∞) to `decimals` places: floorTo(10/3, 2) = 3.33. */
 export function floorTo(a: Ratio, decimals: number): Ratio {
-  const scale = 10n ** BigInt(decimals);
-  return ratio(floor(ratio(a.num * scale, a.den)), scale);
+  const scale = pow10(decimals);
+  return ratio(floorDiv(a.num * scale, a.den), scale);
+}
+
+/** a / b rounded down (toward −∞) to `decimals` places, without reducing a / b first; throws RatioError when b is zero. */
+export function divFloorTo(a: Ratio, b: Ratio, decimals: number): Ratio {
+  if (b.num === 0n) throw new RatioError("division by zero");
+  let num = a.num * b.den;
+  let den = a.den * b.num;
+  if (den < 0n) {
+    num = -num;
+    den = -den;
+  }
+  const scale = pow10(decimals);
+  return ratio(floorDiv(num * scale, den), scale);
 }
 
 /**
@@ -172,10 +243,10 @@ export function floorTo(a: Ratio, decimals: number): Ratio {
  * dropped), rounded half away from zero, or down (toward −∞) with "floor".
  */
 export function toDecimalString(a: Ratio, decimals = 12, round: "half" | "floor" = "half"): string {
-  const scale = 10n ** BigInt(decimals);
+  const scale = pow10(decimals);
   let units: bigint;
   if (round === "floor") {
-    units = floor(ratio(a.num * scale, a.den));
+    units = floorDiv(a.num * scale, a.den);
   } else {
     const n = (a.num < 0n ? -a.num : a.num) * scale;
     const q = n / a.den;

@@ -29,7 +29,8 @@ export function toUnits(value: string | number, decimals = USDC_DECIMALS, round:
     throw new DecimalError(`more than ${decimals} decimal places: ${text}`);
   }
   kept = kept.padEnd(decimals, "0");
-  const units = BigInt(int) * 10n ** BigInt(decimals) + (decimals > 0 ? BigInt(kept) : 0n);
+  // The integer digits and `decimals` fraction digits, read as one integer.
+  const units = BigInt(int + kept);
   return neg ? -units : units;
 }
 
@@ -43,8 +44,16 @@ export function fromUnits(units: bigint, decimals = USDC_DECIMALS): string {
   return `${neg ? "-" : ""}${int}${frac ? `.${frac}` : ""}`;
 }
 
+const SAFE_UNITS = BigInt(Number.MAX_SAFE_INTEGER);
+/** 10^0 … 10^22, every one an exact double (written out, not computed). */
+const EXACT_POWERS_OF_TEN: readonly number[] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+
 /** Base units as a JSON number (safe: amounts are far below 2^53 base units). */
 export function unitsToNumber(units: bigint, decimals = USDC_DECIMALS): number {
+  // Up to 2^53 the units and 10^decimals (to 10^22) are exact doubles, and one division rounds
+  // correctly: the same double as reading the decimal text, without building it.
+  const scale = EXACT_POWERS_OF_TEN[decimals];
+  if (scale !== undefined && units <= SAFE_UNITS && units >= -SAFE_UNITS) return Number(units) / scale;
   return Number(fromUnits(units, decimals));
 }
 

@@ -17,7 +17,6 @@ const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 const BYTES32_RE = /^0x[0-9a-fA-F]{64}$/;
 const DECIMAL_RE = /^(0|[1-9]\d*)$/;
 
-const HEX_BYTE: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 const NIBBLE = new Int8Array(128).fill(-1);
 for (let i = 0; i < 10; i++) NIBBLE[48 + i] = i;
 for (let i = 0; i < 6; i++) {
@@ -35,16 +34,54 @@ function writeHexWord(out: Uint8Array, offset: number, hex: string, from = 0): v
   }
 }
 
+/** Writes a safe non-negative integer as a big-endian uint256 word (the high 24 bytes zero). */
+function writeSafeWord(out: Uint8Array, offset: number, n: number): void {
+  out.fill(0, offset, offset + 24);
+  let hi = Math.floor(n / 0x1_0000_0000);
+  let lo = n >>> 0;
+  for (let i = offset + 31; i >= offset + 28; i--) {
+    out[i] = lo & 0xff;
+    lo >>>= 8;
+  }
+  for (let i = offset + 27; i >= offset + 24; i--) {
+    out[i] = hi & 0xff;
+    hi >>>= 8;
+  }
+}
+
+/**
+ * The words of the last few large decimal strings (token ids: 77 digits, the same for every order of a
+ * market), so each is converted through a bigint once.
+ */
+const bigWords = new Map<string, Uint8Array>();
+
 function writeUint256(out: Uint8Array, offset: number, value: string | number | bigint, field: string): void {
   let v: bigint;
-  if (typeof value === "bigint") v = value;
-  else if (typeof value === "number" && Number.isSafeInteger(value)) v = BigInt(value);
-  else if (typeof value === "string" && DECIMAL_RE.test(value)) v = BigInt(value);
+  if (typeof value === "string" && DECIMAL_RE.test(value)) {
+    if (value.length <= 16) {
+      // Up to 16 digits a safe integer parses exactly (and anything larger parses to an unsafe one).
+      const n = Number(value);
+      if (Number.isSafeInteger(n)) return writeSafeWord(out, offset, n);
+    }
+    const word = bigWords.get(value);
+    if (word !== undefined) {
+      out.set(word, offset);
+      return;
+    }
+    v = BigInt(value);
+  } else if (typeof value === "number" && Number.isSafeInteger(value)) {
+    if (value < 0) throw new RangeError(`${field} is out of uint256 range`);
+    return writeSafeWord(out, offset, value);
+  } else if (typeof value === "bigint") v = value;
   else throw new TypeError(`${field} must be a uint256 decimal string`);
   if (v < 0n || v > MAX_UINT256) throw new RangeError(`${field} is out of uint256 range`);
   let hex = v.toString(16);
   if (hex.length & 1) hex = `0${hex}`;
   writeHexWord(out, offset, hex);
+  if (typeof value === "string") {
+    if (bigWords.size >= 4096) bigWords.clear();
+    bigWords.set(value, out.slice(offset, offset + 32));
+  }
 }
 
 function writeUint8(out: Uint8Array, offset: number, value: number, field: string): void {
@@ -53,20 +90,37 @@ function writeUint8(out: Uint8Array, offset: number, value: number, field: strin
   out[offset + 31] = value;
 }
 
-function writeAddress(out: Uint8Array, offset: number, value: string, field: string): void {
-  if (typeof value !== "string" || !ADDRESS_RE.test(value)) throw new TypeError(`${field} must be a 20-byte hex address`);
+/**
+ * Words of hex texts already checked and decoded (an agent's addresses, the builder code, the zero
+ * metadata: the same on every order), one map per type so a text is only ever reused as what it
+ * was checked to be.
+ */
+const addressWords = new Map<string, Uint8Array>();
+const bytes32Words = new Map<string, Uint8Array>();
+
+function writeCheckedHex(out: Uint8Array, offset: number, value: string, words: Map<string, Uint8Array>, re: RegExp, field: string, must: string): void {
+  const word = words.get(value);
+  if (word !== undefined) {
+    out.set(word, offset);
+    return;
+  }
+  if (typeof value !== "string" || !re.test(value)) throw new TypeError(`${field} must be ${must}`);
   writeHexWord(out, offset, value, 2);
+  if (words.size >= 4096) words.clear();
+  words.set(value, out.slice(offset, offset + 32));
+}
+
+function writeAddress(out: Uint8Array, offset: number, value: string, field: string): void {
+  writeCheckedHex(out, offset, value, addressWords, ADDRESS_RE, field, "a 20-byte hex address");
 }
 
 function writeBytes32(out: Uint8Array, offset: number, value: string, field: string): void {
-  if (typeof value !== "string" || !BYTES32_RE.test(value)) throw new TypeError(`${field} must be 32 bytes of hex`);
-  writeHexWord(out, offset, value, 2);
+  writeCheckedHex(out, offset, value, bytes32Words, BYTES32_RE, field, "32 bytes of hex");
 }
 
+/** Lowercase hex through the runtime's Uint8Array.prototype.toHex (ES2026). */
 function toHex(bytes: Uint8Array): `0x${string}` {
-  let s = "0x";
-  for (let i = 0; i < bytes.length; i++) s += HEX_BYTE[bytes[i]];
-  return s as `0x${string}`;
+  return `0x${(bytes as Uint8Array & { toHex(): string }).toHex()}`;
 }
 
 export const EIP712_DOMAIN_TYPEHASH: Uint8Array = keccak256(UTF8.encode(EIP712_DOMAIN_TYPE_STRING));
@@ -78,6 +132,17 @@ const domainSeparators = new Map<string, Uint8Array>();
 
 /** The domain separator of an order domain (name fixed to ORDER_DOMAIN_NAME), cached. */
 export function domainSeparatorOf(domain: Pick<OrderDomain, "chainId" | "version" | "verifyingContract">): Uint8Array {
+  // Orders come in runs on one exchange: the last domain answers without building its key.
+  const last = lastDomain;
+  if (last !== null && domain.chainId === last.chainId && domain.version === last.version && domain.verifyingContract === last.verifyingContract) return last.sep;
+  const sep = domainSeparatorByKey(domain);
+  lastDomain = { chainId: domain.chainId, version: domain.version, verifyingContract: domain.verifyingContract, sep };
+  return sep;
+}
+
+let lastDomain: { chainId: number; version: string; verifyingContract: string; sep: Uint8Array } | null = null;
+
+function domainSeparatorByKey(domain: Pick<OrderDomain, "chainId" | "version" | "verifyingContract">): Uint8Array {
   const key = `${domain.chainId}:${domain.version}:${String(domain.verifyingContract).toLowerCase()}`;
   let sep = domainSeparators.get(key);
   if (sep === undefined) {

@@ -131,10 +131,7 @@ export function buildUnsignedOrder(args: DomainSelector & { message: OrderMessag
   const m = args.message;
   return {
     domain: selectOrderDomain(args),
-    types: {
-      EIP712Domain: ORDER_TYPES.EIP712Domain.map((f) => ({ ...f })),
-      Order: ORDER_TYPES.Order.map((f) => ({ ...f })),
-    },
+    types: freshOrderTypes(),
     primaryType: "Order",
     message: {
       salt: m.salt,
@@ -152,12 +149,46 @@ export function buildUnsignedOrder(args: DomainSelector & { message: OrderMessag
   };
 }
 
+/** ORDER_TYPES as fresh objects (literals: cheaper than copying the constant's entries). */
+function freshOrderTypes(): Record<string, TypedDataField[]> {
+  return {
+    EIP712Domain: [
+      { name: "name", type: "string" },
+      { name: "version", type: "string" },
+      { name: "chainId", type: "uint256" },
+      { name: "verifyingContract", type: "address" },
+    ],
+    Order: [
+      { name: "salt", type: "uint256" },
+      { name: "maker", type: "address" },
+      { name: "signer", type: "address" },
+      { name: "tokenId", type: "uint256" },
+      { name: "makerAmount", type: "uint256" },
+      { name: "takerAmount", type: "uint256" },
+      { name: "side", type: "uint8" },
+      { name: "signatureType", type: "uint8" },
+      { name: "timestamp", type: "uint256" },
+      { name: "metadata", type: "bytes32" },
+      { name: "builder", type: "bytes32" },
+    ],
+  };
+}
+
+/** Random words from the system's CSPRNG, drawn 2,048 at a time and used once each. */
+const saltWords = new Uint32Array(2048);
+let saltNext = saltWords.length;
+
 /** A random salt in [1, 2^53 − 1], as a decimal string. */
 export function randomSalt(): string {
-  const words = new Uint32Array(2);
   for (;;) {
-    crypto.getRandomValues(words);
-    const value = (words[0] & 0x1fffff) * 2 ** 32 + words[1]; // 21 + 32 bits
+    if (saltNext + 2 > saltWords.length) {
+      crypto.getRandomValues(saltWords);
+      saltNext = 0;
+    }
+    const value = (saltWords[saltNext] & 0x1fffff) * 2 ** 32 + saltWords[saltNext + 1]; // 21 + 32 bits
+    saltWords[saltNext] = 0;
+    saltWords[saltNext + 1] = 0;
+    saltNext += 2;
     if (value !== 0) return String(value);
   }
 }

@@ -29,10 +29,13 @@ export const RISK_CHECKS: readonly (readonly [CheckName, RiskCheck])[] = [
 
 const finiteOrNull = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
+const NO_FAILURES = Object.freeze([]) as unknown as RiskFailure[];
+
 function runCheck(name: CheckName, check: RiskCheck, input: RiskInput): RiskFailure[] {
   try {
     const out = check(input);
     if (!Array.isArray(out)) throw new Error("the check returned no failure list");
+    if (out.length === 0) return NO_FAILURES;
     return out.map((f) => ({
       check: name,
       code: String(f.code),
@@ -60,7 +63,7 @@ export function evaluateRisk(input: RiskInput): RiskResult {
   for (const [name, check] of RISK_CHECKS) {
     const found = runCheck(name, check, input);
     checks.push({ check: name, passed: found.length === 0 });
-    failures.push(...found);
+    for (let i = 0; i < found.length; i++) failures.push(found[i]);
   }
   return { approved: failures.length === 0, checks, failures };
 }

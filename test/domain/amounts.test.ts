@@ -147,3 +147,12 @@ describe("helpers", () => {
     expect(isOnTick("0.52", "bad")).toBe(false);
   });
 });
+
+test("priceToUnits answers the same when asked again, and a bad price always throws", () => {
+  expect(priceToUnits("0.52")).toBe(5200n);
+  expect(priceToUnits("0.52")).toBe(5200n);
+  expect(() => priceToUnits("1.5")).toThrow();
+  expect(() => priceToUnits("1.5")).toThrow();
+  expect(priceToUnits("0.52")).toBe(5200n);
+  expect(priceToUnits("0.0001")).toBe(1n);
+});

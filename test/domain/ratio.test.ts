@@ -104,6 +104,52 @@ describe("ratio arithmetic", () => {
     expect(R.floorTo(r("-0.001"), 2)).toEqual(r("-0.01"));
     expect(R.floorTo(r("5.2"), 2)).toEqual(r("5.2"));
   });
+
+  test("divFloorTo is floorTo(div(a, b)) without the reduced quotient", () => {
+    const pairs: [string, string][] = [["10", "3"], ["2.4995", "0.5"], ["-0.001", "1"], ["5", "0.47"], ["5", "-0.47"], ["0", "0.3"], ["123456789.123456", "0.0001"]];
+    for (const [a, b] of pairs) {
+      for (const d of [0, 2, 6]) expect(R.divFloorTo(r(a), r(b), d)).toEqual(R.floorTo(R.div(r(a), r(b)), d));
+    }
+    expect(() => R.divFloorTo(R.ONE, R.ZERO, 2)).toThrow(R.RatioError);
+  });
+
+  test("addBaseUnits is add(fromBaseUnits(units), b)", () => {
+    for (const units of [0n, 1n, -1n, 1_500_000n, 190_000_000n, -100_000_000n, 123_456_789_012n]) {
+      for (const b of ["0", "5", "0.000001", "-2.5", "10.000001", "1000000000"]) {
+        expect(R.addBaseUnits(units, r(b))).toEqual(R.add(R.fromBaseUnits(units), r(b)));
+        expect(R.addBaseUnits(units, r(b), 2)).toEqual(R.add(R.fromBaseUnits(units, 2), r(b)));
+      }
+    }
+  });
+
+  test("isMultipleOf is isInteger(div(a, b))", () => {
+    for (const [a, b] of [["0.52", "0.01"], ["0.525", "0.01"], ["0.5", "0.25"], ["-0.75", "0.25"], ["0", "0.1"], ["1", "3"], ["1", "-0.5"]]) {
+      expect(R.isMultipleOf(r(a), r(b))).toBe(R.isInteger(R.div(r(a), r(b))));
+    }
+    expect(() => R.isMultipleOf(R.ONE, R.ZERO)).toThrow(R.RatioError);
+  });
+
+  test("large values past 2^53 reduce exactly too", () => {
+    const big = 2n ** 80n * 3n;
+    expect(R.ratio(big, 2n ** 70n * 9n)).toEqual({ num: 2n ** 10n, den: 3n });
+    expect(R.ratio(9_007_199_254_740_993n * 6n, 4n)).toEqual({ num: 9_007_199_254_740_993n * 3n, den: 2n });
+  });
+
+  test("memo2 answers again for the same arguments and recomputes for others", () => {
+    let calls = 0;
+    const mul = R.memo2((a: R.Ratio, b: R.Ratio) => {
+      calls++;
+      return R.mul(a, b);
+    });
+    const a = r("0.2");
+    const b = r("1000");
+    expect(mul(a, b)).toEqual(r("200"));
+    expect(mul(a, b)).toEqual(r("200"));
+    expect(calls).toBe(1);
+    expect(mul(b, a)).toEqual(r("200"));
+    expect(mul(a, r("10"))).toEqual(r("2"));
+    expect(calls).toBe(3);
+  });
 });
 
 describe("ratio output", () => {

@@ -4,6 +4,7 @@ import { orderDomainSeparator, orderHash, orderStructHash } from "../../src/eip7
 import {
   EXCHANGE_V2,
   NEG_RISK_EXCHANGE_V2,
+  ORDER_TYPES,
   ZERO_BYTES32,
   buildUnsignedOrder,
   randomSalt,
@@ -92,6 +93,24 @@ describe("orderHash", () => {
     expect(orderHash({ chainId: 80002, negRisk: true, message })).toBe(hashTypedData(unsigned));
   });
 
+  test("uint256 texts around 2^32 and 2^53, and texts seen before, equal viem's", () => {
+    const values = ["0", "1", "255", "256", "4294967295", "4294967296", "9007199254740991", "9007199254740992", "9007199254740993", "9999999999999999", "10000000000000000", "18446744073709551616"];
+    for (let round = 0; round < 2; round++) {
+      for (const v of values) {
+        const message: OrderMessage = { ...VECTOR, salt: v, makerAmount: v, takerAmount: values[(values.indexOf(v) + 3) % values.length], timestamp: v, tokenId: v };
+        expect(orderHash({ chainId: 137, negRisk: false, message })).toBe(hashTypedData(buildUnsignedOrder({ chainId: 137, negRisk: false, message })));
+      }
+    }
+  });
+
+  test("a hex text accepted for one type is still checked as another", () => {
+    const builder = `0x${"12".repeat(32)}` as `0x${string}`;
+    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR, builder } })).not.toThrow();
+    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR, maker: builder } })).toThrow(TypeError);
+    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR, metadata: VECTOR.maker } })).toThrow(TypeError);
+    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR, salt: VECTOR.maker } })).toThrow(TypeError);
+  });
+
   test("parts equal viem's domain separator and struct hash", () => {
     const unsigned = buildUnsignedOrder({ chainId: 80002, negRisk: true, message: VECTOR });
     expect(orderDomainSeparator(80002, true)).toBe(hashDomain({ domain: unsigned.domain, types: unsigned.types }));
@@ -148,6 +167,14 @@ describe("buildUnsignedOrder and randomSalt", () => {
     expect(typeof json.message.salt).toBe("string");
     expect(typeof json.message.side).toBe("number");
     expect(hashTypedData(json)).toBe(VECTOR_HASH);
+  });
+
+  test("the types are ORDER_TYPES, fresh on every call", () => {
+    const a = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR });
+    const b = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR });
+    expect(a.types).toEqual(ORDER_TYPES as unknown as typeof a.types);
+    expect(a.types).not.toBe(b.types);
+    expect(a.types.Order[0]).not.toBe(b.types.Order[0]);
   });
 
   test("randomSalt is a decimal integer in [1, 2^53 − 1] and varies", () => {

@@ -19,6 +19,15 @@ describe("orderShares", () => {
     expect(orderShares(10, Number.NaN)).toBeNull();
     expect(orderShares(Number.NaN, 0.5)).toBeNull();
   });
+
+  test("answers the same when asked again, whatever was asked in between", () => {
+    expect(toDecimalString(orderShares(10, 0.3)!)).toBe("33.33");
+    expect(toDecimalString(orderShares(10, 0.3)!)).toBe("33.33");
+    expect(orderShares(10, 0)).toBeNull();
+    expect(toDecimalString(orderShares(10, 0.3)!)).toBe("33.33");
+    expect(toDecimalString(orderShares(10, 0.5)!)).toBe("20");
+    expect(toDecimalString(orderShares(7, 0.5)!)).toBe("14");
+  });
 });
 
 describe("order_size check", () => {

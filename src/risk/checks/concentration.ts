@@ -12,13 +12,17 @@
 import * as R from "../../domain/ratio.ts";
 import type { RiskFailure, RiskInput } from "../types.ts";
 
+/** max_market_exposure_pct × capital_usdc, remembered for the last limits. */
+const capOf = R.memo2(R.mul);
+
 export function checkConcentration(input: RiskInput): RiskFailure[] {
   const { intent, limits, state } = input;
   if (intent.side === "sell") return [];
-  const exposure = R.max(R.ZERO, R.fromBaseUnits(state.market_exposure_usdc_units));
-  const after = R.add(exposure, R.fromDecimal(intent.size_usdc));
-  const cap = R.mul(R.fromDecimal(limits.max_market_exposure_pct), R.fromDecimal(limits.capital_usdc));
+  const exposureUnits = state.market_exposure_usdc_units < 0n ? 0n : state.market_exposure_usdc_units;
+  const after = R.addBaseUnits(exposureUnits, R.fromDecimal(intent.size_usdc));
+  const cap = capOf(R.fromDecimal(limits.max_market_exposure_pct), R.fromDecimal(limits.capital_usdc));
   if (R.lte(after, cap)) return [];
+  const exposure = R.fromBaseUnits(exposureUnits);
   return [
     {
       check: "concentration",

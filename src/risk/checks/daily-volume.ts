@@ -11,10 +11,10 @@ import type { RiskFailure, RiskInput } from "../types.ts";
 
 export function checkDailyVolume(input: RiskInput): RiskFailure[] {
   const { intent, limits, state } = input;
-  const used = R.fromBaseUnits(state.daily_used_usdc_units);
-  const after = R.add(used, R.fromDecimal(intent.size_usdc));
+  const after = R.addBaseUnits(state.daily_used_usdc_units, R.fromDecimal(intent.size_usdc));
   const limit = R.fromDecimal(limits.daily_volume_usdc);
   if (R.lte(after, limit)) return [];
+  const used = R.fromBaseUnits(state.daily_used_usdc_units);
   return [
     {
       check: "daily_volume",

@@ -25,6 +25,9 @@ export function kellyFraction(side: "buy" | "sell", p: R.Ratio, q: R.Ratio): R.R
   return R.div(R.sub(q, p), oneMinusP);
 }
 
+/** kelly_fallback_pct × capital_usdc, remembered for the last limits. */
+const fallbackCapOf = R.memo2(R.mul);
+
 export function checkKellyCap(input: RiskInput): RiskFailure[] {
   const { intent, limits } = input;
   const s = R.fromDecimal(intent.size_usdc);
@@ -34,7 +37,7 @@ export function checkKellyCap(input: RiskInput): RiskFailure[] {
   ];
 
   if (intent.probability === undefined || intent.probability === null) {
-    const cap = R.mul(R.fromDecimal(limits.kelly_fallback_pct), capital);
+    const cap = fallbackCapOf(R.fromDecimal(limits.kelly_fallback_pct), capital);
     if (R.lte(s, cap)) return [];
     return fail(
       "kelly_cap_exceeded",

@@ -22,13 +22,24 @@ import type { RiskFailure, RiskInput } from "../types.ts";
 
 const norm = (s: string) => s.trim().toLowerCase();
 
+const NONE: ReadonlySet<string> = new Set();
+/** A list's normalized entries (the lists are usually empty: no set to build then). */
+const normSet = (list: readonly string[]): ReadonlySet<string> => (list.length === 0 ? NONE : new Set(list.map(norm)));
+
+/** Date.parse of the last end date read: every intent on a market reads the same text. */
+let lastEnd = { text: "", ms: Number.NaN };
+function endMsOf(text: string): number {
+  if (text !== lastEnd.text || typeof text !== "string") lastEnd = { text, ms: Date.parse(text) };
+  return lastEnd.ms;
+}
+
 export function checkMarketFilters(input: RiskInput): RiskFailure[] {
   const { intent, limits, market, now_ms } = input;
   const failures: RiskFailure[] = [];
   const fail = (code: string, message: string, limit: number | null = null, actual: number | null = null) =>
     failures.push({ check: "market_filters", code, message, limit, actual });
 
-  const denied = new Set(limits.market_deny.map(norm));
+  const denied = normSet(limits.market_deny);
 
   if (!market) {
     fail("market_not_found", `no market holds token ${intent.market_id}`);
@@ -43,7 +54,7 @@ export function checkMarketFilters(input: RiskInput): RiskFailure[] {
     fail("market_not_accepting_orders", "the market does not accept orders");
   }
 
-  const endMs = Date.parse(market.end_date);
+  const endMs = endMsOf(market.end_date);
   if (!Number.isFinite(endMs)) {
     fail("market_ends_soon", `the market's end date is unreadable: ${JSON.stringify(market.end_date)}`, limits.min_time_to_end_s, null);
   } else {
@@ -60,14 +71,15 @@ export function checkMarketFilters(input: RiskInput): RiskFailure[] {
     }
   }
 
-  if (denied.has(norm(intent.market_id)) || denied.has(norm(market.condition_id))) {
+  if (denied.size > 0 && (denied.has(norm(intent.market_id)) || denied.has(norm(market.condition_id)))) {
     const which = denied.has(norm(intent.market_id)) ? intent.market_id : market.condition_id;
     fail("market_denied", `market ${which} is in market_deny`);
   }
 
+  const deny = normSet(limits.category_deny);
+  const allow = normSet(limits.category_allow);
+  if (deny.size === 0 && allow.size === 0) return failures;
   const category = norm(market.category ?? "");
-  const deny = new Set(limits.category_deny.map(norm));
-  const allow = new Set(limits.category_allow.map(norm));
   if (deny.has(category)) {
     fail("category_denied", `category ${JSON.stringify(market.category)} is in category_deny`);
   } else if (allow.size > 0 && !allow.has(category)) {

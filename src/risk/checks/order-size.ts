@@ -19,11 +19,17 @@ import type { RiskFailure, RiskInput } from "../types.ts";
  * be computed (size or price not a number, price ≤ 0, size < 0).
  */
 export function orderShares(size_usdc: number, price: number): R.Ratio | null {
+  // order_size and liquidity_impact both ask, for the same intent: remember the last answer.
+  if (size_usdc === lastShares.size && price === lastShares.price) return lastShares.shares;
   const s = R.tryFromDecimal(size_usdc);
   const p = R.tryFromDecimal(price);
-  if (!s || !p || R.sign(p) <= 0 || R.sign(s) < 0) return null;
-  return R.floorTo(R.div(s, p), 2);
+  const shares = !s || !p || R.sign(p) <= 0 || R.sign(s) < 0 ? null : R.divFloorTo(s, p, 2);
+  lastShares = { size: size_usdc, price, shares };
+  return shares;
 }
+
+/** The last orderShares answer (ratios are immutable, so handing it out again is safe). */
+let lastShares: { size: unknown; price: unknown; shares: R.Ratio | null } = { size: undefined, price: undefined, shares: null };
 
 export function checkOrderSize(input: RiskInput): RiskFailure[] {
   const { intent, limits, market } = input;

@@ -47,12 +47,20 @@ export function parseLevels(levels: readonly BookLevel[], side: "bids" | "asks")
 const parsedBids = new WeakMap<readonly BookLevel[], readonly ParsedLevel[]>();
 const parsedAsks = new WeakMap<readonly BookLevel[], readonly ParsedLevel[]>();
 
+const TWO = R.ratio(2n);
+/** (bid + ask) / 2, remembered for the last best prices (a book's levels are parsed once, so they repeat). */
+const midOf = R.memo2((bid: R.Ratio, ask: R.Ratio) => R.div(R.add(bid, ask), TWO));
+/** |p − ref|, remembered for the last price and reference (both repeat while a book stands). */
+const distanceOf = R.memo2((p: R.Ratio, ref: R.Ratio) => R.abs(R.sub(p, ref)));
+/** 1 − tick, remembered for the last tick. */
+const oneMinus = R.memo2(R.sub);
+
 /** The mid when both sides have a level, else the last trade price, else null. */
 export function referencePrice(book: OrderBook | null): { price: R.Ratio; source: "mid" | "last_trade" } | null {
   if (!book) return null;
   const bid = parseLevels(book.bids, "bids")[0];
   const ask = parseLevels(book.asks, "asks")[0];
-  if (bid && ask) return { price: R.div(R.add(bid.price, ask.price), R.ratio(2n)), source: "mid" };
+  if (bid && ask) return { price: midOf(bid.price, ask.price), source: "mid" };
   if (book.last_trade_price !== null && book.last_trade_price !== undefined && book.last_trade_price.trim() !== "") {
     return { price: R.fromDecimal(book.last_trade_price), source: "last_trade" };
   }
@@ -68,7 +76,7 @@ export function checkPriceSanity(input: RiskInput): RiskFailure[] {
 
   const tick = R.fromDecimal(market.tick_size);
   const p = R.tryFromDecimal(intent.price);
-  const high = R.sub(R.ONE, tick);
+  const high = oneMinus(R.ONE, tick);
 
   if (!p) {
     fail("price_out_of_bounds", "price is not a number", R.toNumber(tick), null);
@@ -78,7 +86,7 @@ export function checkPriceSanity(input: RiskInput): RiskFailure[] {
     } else if (R.gt(p, high)) {
       fail("price_out_of_bounds", `price ${intent.price} is above 1 − tick = ${R.toDecimalString(high)}`, R.toNumber(high), R.toNumber(p));
     }
-    if (R.sign(tick) > 0 && !R.isInteger(R.div(p, tick))) {
+    if (R.sign(tick) > 0 && !R.isMultipleOf(p, tick)) {
       fail("price_off_tick", `price ${intent.price} is not a multiple of the tick ${market.tick_size}`, R.toNumber(tick), R.toNumber(p));
     }
   }
@@ -87,7 +95,7 @@ export function checkPriceSanity(input: RiskInput): RiskFailure[] {
   if (!ref) {
     fail("no_reference_price", "the book has no mid (a side is empty) and no last trade price", null, null);
   } else if (p) {
-    const distance = R.abs(R.sub(p, ref.price));
+    const distance = distanceOf(p, ref.price);
     const band = R.fromDecimal(limits.price_band);
     if (R.gt(distance, band)) {
       const what = ref.source === "mid" ? "mid" : "last trade price";
