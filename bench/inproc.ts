@@ -20,7 +20,7 @@ const conc = 32;
 
 const dir = mkdtempSync(join(tmpdir(), "inproc-"));
 const database = await openDatabase({ kind: "pglite", dataDir: dir });
-if (noop) (database as any).run = async () => {};
+if (noop) (database as any).run = process.env.INPROC_DELAY ? () => new Promise((r) => setTimeout(r, Number(process.env.INPROC_DELAY))) : async () => {};
 const t = await createTestApp(database, { logLevel: "warn", env: { LOG_LEVEL: "warn" } });
 const org = await t.call("POST", "/v1/orgs", { body: { name: "b" }, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
 const key = org.body.api_key.key;
