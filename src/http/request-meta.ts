@@ -29,8 +29,7 @@ export interface RequestMeta {
    * throws this error instead of running the request when there is nothing to replay.
    */
   replayOnly?: Error;
-  /** Set by the access log: records the answer's status (the error handler calls it for problems). */
-  answered?: (status: number, route: string | undefined) => void;
+  /** Set once the access log recorded the answer (src/http/access-log.ts). */
   recorded?: boolean;
   /**
    * With an Idempotency-Key: the id body (after the prefix) the request's new resource takes
