@@ -27,8 +27,7 @@ export function accessRecorder(deps: { logger: Logger; metrics: ServiceMetrics }
       const seconds = (performance.now() - meta.startedAt) / 1000;
       const route = meta.unmatched || !matched ? "unmatched" : matched;
       const method = request.method;
-      metrics.httpRequestsTotal.inc({ method, route, status });
-      metrics.httpRequestDurationSeconds.observe({ method, route }, seconds);
+      metrics.requestAnswered(method, route, status, seconds);
       if (logger.isEnabled("info")) {
         logger.info("request", { request_id: meta.id, method, path: route, status, ms: Math.round(seconds * 1e4) / 10 });
       }
