@@ -24,6 +24,8 @@ function remember(request: Request, caller: Caller): Caller {
   return caller;
 }
 
+type WithCallers = Request & Record<symbol, Promise<Caller> | undefined>;
+
 export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter; payments?: PaidCallerHook }) {
   const admin = deps.adminToken ? Buffer.from(deps.adminToken) : null;
 
@@ -33,9 +35,11 @@ export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | 
    * valid key gets 401 before its body, query or path is parsed and validated,
    * and learns nothing about the route's schema.
    */
-  const callers = new WeakMap<Request, Promise<Caller>>();
+  // The pending authentication rides on the request under this plugin's own symbol (as the request's
+  // meta does, src/http/request-meta.ts): a property, not a WeakMap entry, for the hooks that ask.
+  const CALLER = Symbol("caller");
   const authenticate = (request: Request): Promise<Caller> => {
-    let pending = callers.get(request);
+    let pending = (request as WithCallers)[CALLER];
     if (!pending) {
       pending = (async () => {
         const key = request.headers.get("x-api-key");
@@ -50,7 +54,7 @@ export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | 
         if (wait > 0) throw new RateLimitedError(wait);
         return remember(request, { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId });
       })();
-      callers.set(request, pending);
+      (request as WithCallers)[CALLER] = pending;
     }
     return pending;
   };
