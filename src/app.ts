@@ -277,7 +277,9 @@ export function createApp(services: Services): App {
     .use(dashboardModule());
 
   return {
-    handle: (request) => elysia.handle(request),
+    // Elysia's compiled handler itself: `elysia.handle` is an async wrapper around it (`async (r) =>
+    // this.fetch(r)`), one more promise, and its adoption, per request.
+    handle: (request) => elysia.fetch(request),
     elysia,
     services,
     async stop() {
