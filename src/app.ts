@@ -7,7 +7,7 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
-import { accessLog } from "./http/access-log.ts";
+import { accessLog, accessRecorder } from "./http/access-log.ts";
 import { authPlugin } from "./http/auth.ts";
 import { bodyLimit } from "./http/body-limit.ts";
 import { hasStoredAnswer, idempotency } from "./http/idempotency.ts";
@@ -226,12 +226,13 @@ export function createApp(services: Services): App {
     rateLimiter: services.rateLimiter,
     payments: services.payments.enabled ? services.payments : undefined,
   });
+  const access = accessRecorder({ logger, metrics });
   // Request concerns first, as global lifecycle hooks, in the order they act on a request.
   const elysia = new Elysia({ normalize: false })
     .use(requestId())
-    .use(errorHandler(logger))
+    .use(errorHandler(logger, access))
     .use(bodyLimit(services.config.maxBodyBytes))
-    .use(accessLog({ logger, metrics }))
+    .use(accessLog(access))
     .use(noNul())
     .use(services.payments.enabled ? x402Plugin(services.payments) : new Elysia({ name: "x402-off" }))
     .use(idempotency({ store: services.idempotency, logger, resolveInterrupted: interruptedRequestResolver(services) }))
@@ -277,7 +278,9 @@ export function createApp(services: Services): App {
     .use(dashboardModule());
 
   return {
-    handle: (request) => elysia.handle(request),
+    // Elysia's compiled handler itself: `elysia.handle` is an async wrapper around it (`async (r) =>
+    // this.fetch(r)`), one more promise, and its adoption, per request.
+    handle: (request) => elysia.fetch(request),
     elysia,
     services,
     async stop() {

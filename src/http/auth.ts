@@ -24,6 +24,8 @@ function remember(request: Request, caller: Caller): Caller {
   return caller;
 }
 
+type WithAuth = Request & Record<symbol, Promise<Caller> | Caller | undefined>;
+
 export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter; payments?: PaidCallerHook }) {
   const admin = deps.adminToken ? Buffer.from(deps.adminToken) : null;
 
@@ -33,24 +35,33 @@ export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | 
    * valid key gets 401 before its body, query or path is parsed and validated,
    * and learns nothing about the route's schema.
    */
-  const callers = new WeakMap<Request, Promise<Caller>>();
+  // The pending authentication, and once it succeeded the caller, ride on the request under this
+  // plugin's own symbols (as the request's meta does, src/http/request-meta.ts): properties, not
+  // WeakMap entries, for the hooks that ask.
+  const PENDING = Symbol("authentication");
+  const CALLER = Symbol("caller");
+  const lookup = async (request: Request): Promise<Caller> => {
+    const key = request.headers.get("x-api-key");
+    if (!key && deps.payments) {
+      const paid = await deps.payments.callerFor(request);
+      if (paid) return settle(request, paid);
+    }
+    if (!key || key.length > 200) throw new UnauthenticatedError();
+    const found = await deps.apiKeys.authenticate(key);
+    if (!found) throw new UnauthenticatedError("the API key is unknown or revoked");
+    const wait = deps.rateLimiter.take(found.keyId);
+    if (wait > 0) throw new RateLimitedError(wait);
+    return settle(request, { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId });
+  };
+  const settle = (request: Request, caller: Caller): Caller => {
+    (request as WithAuth)[CALLER] = caller;
+    return remember(request, caller);
+  };
   const authenticate = (request: Request): Promise<Caller> => {
-    let pending = callers.get(request);
+    let pending = (request as WithAuth)[PENDING] as Promise<Caller> | undefined;
     if (!pending) {
-      pending = (async () => {
-        const key = request.headers.get("x-api-key");
-        if (!key && deps.payments) {
-          const paid = await deps.payments.callerFor(request);
-          if (paid) return remember(request, paid);
-        }
-        if (!key || key.length > 200) throw new UnauthenticatedError();
-        const found = await deps.apiKeys.authenticate(key);
-        if (!found) throw new UnauthenticatedError("the API key is unknown or revoked");
-        const wait = deps.rateLimiter.take(found.keyId);
-        if (wait > 0) throw new RateLimitedError(wait);
-        return remember(request, { kind: "api_key", orgId: found.orgId, keyId: found.keyId, agentId: found.agentId });
-      })();
-      callers.set(request, pending);
+      pending = lookup(request);
+      (request as WithAuth)[PENDING] = pending;
     }
     return pending;
   };
@@ -71,8 +82,11 @@ export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | 
       async transform({ request }) {
         await authenticate(request);
       },
-      async resolve({ request }) {
-        return { caller: await authenticate(request) };
+      // The transform hook (always before this one) awaited the authentication and refused a request
+      // that failed it, so the caller is settled here: no await (Elysia calls a hook without `async` or
+      // `await` in its text synchronously).
+      resolve({ request }) {
+        return { caller: (request as WithAuth)[CALLER] as Caller };
       },
     },
     admin: {

@@ -26,16 +26,23 @@ function refuse(meta: RequestMeta | undefined, error: InvalidRequestError): type
   return INVALID_JSON;
 }
 
-async function readLimited(request: Request, max: number): Promise<string> {
-  // A declared length within the limit (checked on arrival) is read whole, without a stream reader:
-  // the body cannot be longer than its Content-Length, and the length is checked again after.
-  const declared = request.headers.get("content-length");
-  if (declared !== null && request.headers.get("transfer-encoding") === null) {
+/**
+ * The body as text. A declared length within the limit (checked on arrival) is read whole, without a
+ * stream reader: the body cannot be longer than its Content-Length, and the length is checked again
+ * after (in bytes; a text of n UTF-16 units has at most 3n UTF-8 bytes, so a short one needs no count).
+ */
+function readLimited(request: Request, max: number): Promise<string> | string {
+  if (request.headers.get("content-length") !== null && request.headers.get("transfer-encoding") === null) {
     if (!request.body) return "";
-    const text = await request.text();
-    if (Buffer.byteLength(text, "utf8") > max) throw new PayloadTooLargeError(max);
-    return text;
+    return request.text().then((text) => {
+      if (text.length * 3 > max && Buffer.byteLength(text, "utf8") > max) throw new PayloadTooLargeError(max);
+      return text;
+    });
   }
+  return readStreamed(request, max);
+}
+
+async function readStreamed(request: Request, max: number): Promise<string> {
   const reader = request.body?.getReader();
   if (!reader) return "";
   const chunks: Uint8Array[] = [];
@@ -51,6 +58,13 @@ async function readLimited(request: Request, max: number): Promise<string> {
     chunks.push(value);
   }
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Whether a media type (parameters already cut off by Elysia) is JSON: application/json or a +json type. */
+function isJson(contentType: string): boolean {
+  if (contentType === "application/json") return true;
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || type.endsWith("+json");
 }
 
 export function bodyLimit(maxBytes: number) {
@@ -71,8 +85,7 @@ export function bodyLimit(maxBytes: number) {
       // parsed (as a form, a JSON text became a field name that validation errors then repeated,
       // secrets included), and so is JSON that is not an object (`false`, `0`, `[]`, `null`: a
       // schema whose fields are all optional took it for an empty patch).
-      const type = contentType.split(";")[0]!.trim().toLowerCase();
-      if (type !== "application/json" && !type.endsWith("+json")) return refuse(meta, notJsonError());
+      if (!isJson(contentType)) return refuse(meta, notJsonError());
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);

@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import { InternalError, InvalidRequestError, NotFoundError, PayloadTooLargeError } from "../errors/errors.ts";
 import { ProblemError } from "../errors/problem-error.ts";
 import type { Logger } from "../observability/logger.ts";
+import type { AccessRecorder } from "./access-log.ts";
 import { problemResponse } from "./problem-response.ts";
 import { requestMeta } from "./request-meta.ts";
 
@@ -90,7 +91,8 @@ export function toProblemError(code: string | number, error: unknown, url?: stri
   }
 }
 
-export function errorHandler(logger: Logger) {
+/** `access`: records the problem's status in the access log and the HTTP metrics (src/http/access-log.ts). */
+export function errorHandler(logger: Logger, access?: AccessRecorder) {
   return new Elysia({ name: "error-handler" }).onError({ as: "global" }, async ({ code, error, request, set, route }) => {
     const meta = requestMeta(request);
     if (code === "NOT_FOUND" && meta) meta.unmatched = true;
@@ -106,7 +108,7 @@ export function errorHandler(logger: Logger) {
       problem = new InternalError(meta?.id);
     }
     set.status = problem.status;
-    meta?.answered?.(problem.status, route);
+    access?.record(request, route, problem.status);
     const response = problemResponse(problem, meta?.id);
     // A claimed Idempotency-Key keeps (or releases) the problem like any other answer.
     return meta?.finish ? meta.finish(response) : response;

@@ -20,10 +20,57 @@ export interface ServiceMetrics {
   venueErrorsTotal: Counter<"venue" | "op">;
   actorsActive: Gauge;
   dbBatchSize: Histogram;
+  /**
+   * One answered request: counts it in `http_requests_total` and observes its duration in
+   * `http_request_duration_seconds` (the access log's path, once per request).
+   */
+  requestAnswered(method: string, route: string, status: number, seconds: number): void;
+}
+
+/** One label set of the HTTP metrics, with the answers counted since `http_requests_total` was last read. */
+interface AnsweredSeries {
+  counterLabels: { method: string; route: string; status: number };
+  histogramLabels: { method: string; route: string };
+  pending: number;
+}
+
+/**
+ * The HTTP request counter's hot path: prom-client's `inc` builds and hashes a label string on every
+ * call, so answers are counted per label set in plain numbers and added to the counter when it is read
+ * (prom-client calls `collect` before every read). Series are kept in the order they first answered,
+ * so they reach the counter, and its text output, in the same order as when each answer was added at once.
+ */
+function answeredCounts() {
+  const byKey = new Map<string, Map<string, Map<number, AnsweredSeries>>>();
+  const inOrder: AnsweredSeries[] = [];
+  return {
+    series(method: string, route: string, status: number): AnsweredSeries {
+      let byRoute = byKey.get(method);
+      if (!byRoute) byKey.set(method, (byRoute = new Map()));
+      let byStatus = byRoute.get(route);
+      if (!byStatus) byRoute.set(route, (byStatus = new Map()));
+      let s = byStatus.get(status);
+      if (!s) {
+        s = { counterLabels: { method, route, status }, histogramLabels: { method, route }, pending: 0 };
+        byStatus.set(status, s);
+        inOrder.push(s);
+      }
+      return s;
+    },
+    flush(counter: Counter<"method" | "route" | "status">) {
+      for (const s of inOrder) {
+        if (s.pending === 0) continue;
+        const n = s.pending;
+        s.pending = 0;
+        counter.inc(s.counterLabels, n);
+      }
+    },
+  };
 }
 
 export function createMetrics(registry: Registry = new Registry()): ServiceMetrics {
   const registers = [registry];
+  const answered = answeredCounts();
   const m: ServiceMetrics = {
     registry,
     httpRequestsTotal: new Counter({
@@ -31,6 +78,9 @@ export function createMetrics(registry: Registry = new Registry()): ServiceMetri
       help: "HTTP requests answered, by method, route template and status code.",
       labelNames: ["method", "route", "status"],
       registers,
+      collect() {
+        answered.flush(this);
+      },
     }),
     httpRequestDurationSeconds: new Histogram({
       name: "http_request_duration_seconds",
@@ -83,6 +133,11 @@ export function createMetrics(registry: Registry = new Registry()): ServiceMetri
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
       registers,
     }),
+    requestAnswered(method, route, status, seconds) {
+      const s = answered.series(method, route, status);
+      s.pending++;
+      m.httpRequestDurationSeconds.observe(s.histogramLabels, seconds);
+    },
   };
   for (const outcome of ["cancelled", "failed", "filled"]) m.killOrdersTotal.inc({ outcome }, 0);
   for (const outcome of ["approved", "rejected"]) m.riskDecisionsTotal.inc({ outcome }, 0);

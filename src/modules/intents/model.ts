@@ -21,4 +21,8 @@ export const IntentBody = t.Object(
 );
 export type IntentBody = typeof IntentBody.static;
 
-export const IntentQuery = t.Object({ dry_run: t.Optional(t.Boolean()) }, { additionalProperties: false });
+/**
+ * Optional as a whole: Elysia then checks and decodes the query only when the request has one (an
+ * intent without `?dry_run` skips both; the same rules apply to any query that is sent).
+ */
+export const IntentQuery = t.Optional(t.Object({ dry_run: t.Optional(t.Boolean()) }, { additionalProperties: false }));
