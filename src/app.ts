@@ -212,7 +212,7 @@ export function createServices(parts: {
 
 export interface App {
   /** Answers one request exactly as the server would. */
-  handle(request: Request): Promise<Response>;
+  handle(request: Request): Promise<Response> | Response;
   elysia: Elysia<any, any, any, any, any, any, any>;
   services: Services;
   stop(): Promise<void>;
