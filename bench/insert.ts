@@ -9,7 +9,7 @@
  * writers at once (16: batches of about 16, as bench:intent's 32 connections make). Prints the
  * minimum and median of 5 passes of 8,000 orders after 2,000 of warm-up.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
@@ -17,6 +17,7 @@ import postgres from "postgres";
 import { openDatabase } from "../src/db/database.ts";
 import { OrderRepository } from "../src/db/order-repository.ts";
 import { toOrderModel } from "../src/modules/orders/order-view.ts";
+import { postgresCpuSeconds } from "./support.ts";
 
 const args = process.argv.slice(2);
 const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
@@ -48,21 +49,7 @@ function cpuSeconds(): number {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1e6;
   }
-  let total = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (!stat.includes("(postgres)")) continue;
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes(` ${DB} `) && !/walwriter|checkpointer|background writer/.test(cmd)) continue;
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      total += (Number(f[11]) + Number(f[12])) / 100;
-    } catch {
-      // the process ended between the listing and the read
-    }
-  }
-  return total;
+  return postgresCpuSeconds(DB);
 }
 
 // An order as the intent path builds it (a V2 order's typed data, its history and approving intent).

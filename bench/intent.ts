@@ -28,7 +28,7 @@
  * A measurement: it exits 0 whether or not the targets are met (non-zero only
  * when the benchmark itself could not run).
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -43,6 +43,7 @@ import {
   freePort,
   median,
   pickIntent,
+  postgresCpuSeconds,
   ROOT,
   removeTempDirs,
   runMain,
@@ -202,35 +203,6 @@ function machineCpuSeconds(): { busy: number; total: number } {
   } catch {
     return { busy: Number.NaN, total: Number.NaN };
   }
-}
-
-/**
- * CPU seconds used so far by the PostgreSQL processes that serve the bench database: its backends
- * (their command line names the database) and the server's shared writers (WAL writer, checkpointer,
- * background writer), which work for whatever commits. Other databases' backends are left out.
- */
-function postgresCpuSeconds(database: string): number {
-  let total = 0;
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return Number.NaN;
-  }
-  for (const pid of entries) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      if (!stat.includes("(postgres)")) continue;
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes(` ${database} `) && !/walwriter|checkpointer|background writer/.test(cmd)) continue;
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // the process ended between the listing and the read
-    }
-  }
-  return total;
 }
 
 interface CpuShare {

@@ -3,7 +3,7 @@
  * 127.0.0.1 and their clean-up, temporary directories, HTTP calls, the PostgreSQL bench database,
  * the fixture order and medians.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -196,4 +196,33 @@ export function median(xs: number[]): number {
   if (!s.length) return Number.NaN;
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * CPU seconds used so far by the PostgreSQL processes that serve the bench database: its backends
+ * (their command line names the database) and the server's shared writers (WAL writer, checkpointer,
+ * background writer), which work for whatever commits. Other databases' backends are left out.
+ */
+export function postgresCpuSeconds(database: string): number {
+  let total = 0;
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return Number.NaN;
+  }
+  for (const pid of entries) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (!stat.includes("(postgres)")) continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes(` ${database} `) && !/walwriter|checkpointer|background writer/.test(cmd)) continue;
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return total;
 }

@@ -131,7 +131,7 @@ export function buildUnsignedOrder(args: DomainSelector & { message: OrderMessag
   const m = args.message;
   return {
     domain: selectOrderDomain(args),
-    types: freshOrderTypes(),
+    types: orderTypes(),
     primaryType: "Order",
     message: {
       salt: m.salt,
@@ -149,29 +149,15 @@ export function buildUnsignedOrder(args: DomainSelector & { message: OrderMessag
   };
 }
 
-/** ORDER_TYPES as fresh objects (literals: cheaper than copying the constant's entries). */
-function freshOrderTypes(): Record<string, TypedDataField[]> {
-  return {
-    EIP712Domain: [
-      { name: "name", type: "string" },
-      { name: "version", type: "string" },
-      { name: "chainId", type: "uint256" },
-      { name: "verifyingContract", type: "address" },
-    ],
-    Order: [
-      { name: "salt", type: "uint256" },
-      { name: "maker", type: "address" },
-      { name: "signer", type: "address" },
-      { name: "tokenId", type: "uint256" },
-      { name: "makerAmount", type: "uint256" },
-      { name: "takerAmount", type: "uint256" },
-      { name: "side", type: "uint8" },
-      { name: "signatureType", type: "uint8" },
-      { name: "timestamp", type: "uint256" },
-      { name: "metadata", type: "bytes32" },
-      { name: "builder", type: "bytes32" },
-    ],
-  };
+/** ORDER_TYPES as fresh objects, for an answer its receiver may change. */
+export function orderTypes(): { EIP712Domain: TypedDataField[]; Order: TypedDataField[] } {
+  return { EIP712Domain: copyFields(ORDER_TYPES.EIP712Domain), Order: copyFields(ORDER_TYPES.Order) };
+}
+
+function copyFields(fields: readonly TypedDataField[]): TypedDataField[] {
+  const out = new Array<TypedDataField>(fields.length);
+  for (let i = 0; i < fields.length; i++) out[i] = { name: fields[i].name, type: fields[i].type };
+  return out;
 }
 
 /** Random words from the system's CSPRNG, drawn 2,048 at a time and used once each. */

@@ -1,6 +1,6 @@
 import { unitsToNumber } from "../../domain/units.ts";
 import type { OrderRow } from "../../db/order-repository.ts";
-import { ORDER_TYPES } from "../../eip712/order-typed-data.ts";
+import { orderTypes } from "../../eip712/order-typed-data.ts";
 import type { OrderModel } from "./model.ts";
 
 export function toOrderModel(r: OrderRow): OrderModel {
@@ -37,7 +37,7 @@ export function toOrderDetail(r: OrderRow): OrderModel {
     ...view,
     unsigned_order: {
       domain: { ...r.typedData.domain },
-      types: { EIP712Domain: ORDER_TYPES.EIP712Domain.map((f) => ({ ...f })), Order: ORDER_TYPES.Order.map((f) => ({ ...f })) },
+      types: orderTypes(),
       primaryType: "Order",
       message: { ...r.typedData.message },
     },

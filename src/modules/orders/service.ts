@@ -10,7 +10,7 @@ import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { AgentService } from "../agents/service.ts";
 import { busyAware } from "../intents/service.ts";
-import { ORDER_TYPES } from "../../eip712/order-typed-data.ts";
+import { orderTypes } from "../../eip712/order-typed-data.ts";
 import type { CancelBody, DecisionBody, SubmitSignedBody } from "./model.ts";
 import { toOrderDetail, toOrderModel } from "./order-view.ts";
 import { refusalProblem } from "./refusal-problem.ts";
@@ -85,7 +85,7 @@ export class OrderService {
         ...base,
         unsigned_order: {
           domain: o.typedData.domain,
-          types: { EIP712Domain: ORDER_TYPES.EIP712Domain.map((f) => ({ ...f })), Order: ORDER_TYPES.Order.map((f) => ({ ...f })) },
+          types: orderTypes(),
           primaryType: "Order" as const,
           message: o.typedData.message,
         },

@@ -22,7 +22,7 @@ import { eq } from "drizzle-orm";
 import type { Database } from "../../db/database.ts";
 import type { OrderRepository, OrderRow } from "../../db/order-repository.ts";
 import { riskDecisions } from "../../db/schema.ts";
-import { ORDER_TYPES } from "../../eip712/order-typed-data.ts";
+import { orderTypes } from "../../eip712/order-typed-data.ts";
 import type { Caller } from "../../http/caller.ts";
 import type { InterruptedAnswer } from "../../http/idempotency.ts";
 import { CHECK_NAMES } from "../../risk/types.ts";
@@ -103,7 +103,7 @@ export function intentAnswer(row: OrderRow, checks?: unknown[]) {
       status: row.status,
       unsigned_order: {
         domain: td.domain,
-        types: { EIP712Domain: ORDER_TYPES.EIP712Domain.map((f) => ({ ...f })), Order: ORDER_TYPES.Order.map((f) => ({ ...f })) },
+        types: orderTypes(),
         primaryType: td.primaryType,
         message: td.message,
       },
