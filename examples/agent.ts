@@ -3,9 +3,11 @@
  *   BROKER_URL=http://localhost:8080 BROKER_API_KEY=bk_... bun examples/agent.ts
  * creates an agent with a fresh viem wallet, checks an intent that fails and prints the failures,
  * places an approved one, signs and submits it, follows it on the event stream until it is open or
- * filled, and kills the agent. Exits non-zero if any step fails.
+ * filled, and kills the agent. Exits non-zero if any step fails. An intent above the agent's
+ * `approval_threshold_usdc` waits for a person's approval (the dashboard, or POST
+ * /v1/orders/{id}/approve); the example waits with it, then signs what was approved.
  */
-import { BrokerClient, BrokerError, RiskRejectedError, type PayloadIntentAnswer } from "@agent-brokerage/sdk";
+import { BrokerClient, BrokerError, type Order, RiskRejectedError, type SignableAnswer } from "@agent-brokerage/sdk";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 
 const { BROKER_URL, BROKER_API_KEY } = process.env;
@@ -47,14 +49,25 @@ async function main(): Promise<void> {
 
   // 5. An approved intent: a small buy resting one tick under the best bid, signed by the wallet and submitted.
   const price = Math.round((bid - tick) / tick) * tick;
-  let answer: PayloadIntentAnswer;
+  let answer: SignableAnswer;
   try {
-    answer = (await broker.placeIntent({ agent_id: agent.id, market_id: market.market_id, side: "buy", size_usdc: 5, price: Number(price.toFixed(6)) })) as PayloadIntentAnswer;
+    const placed = await broker.placeIntent({ agent_id: agent.id, market_id: market.market_id, side: "buy", size_usdc: 5, price: Number(price.toFixed(6)) });
+    if (placed.mode !== "payload") throw new Error(`expected a payload-mode agent, got ${placed.mode}`);
+    if (placed.status === "pending_approval") {
+      // Above the agent's approval threshold: reserved, and waiting for a person until its deadline.
+      step(`order ${placed.order_id} waits for a person's approval (dashboard, or POST /v1/orders/${placed.order_id}/approve) until ${placed.approval_deadline}`);
+      const decided = await waitWhilePending(broker, placed.order_id, Date.parse(placed.approval_deadline));
+      if (decided.status !== "awaiting_signature" || !decided.unsigned_order) throw new Error(`order ${decided.id} was not approved: ${decided.status}`);
+      answer = { order_id: decided.id, mode: "payload", unsigned_order: decided.unsigned_order, order_type: decided.order_type, expiration: "0" };
+      step(`approved by a person: order ${decided.id}, sign before ${decided.signature_deadline}`);
+    } else {
+      answer = placed as SignableAnswer;
+      step(`approved: order ${placed.order_id}, ${placed.status}, hash ${placed.order_hash}, sign before ${(placed as { signature_deadline?: string }).signature_deadline}`);
+    }
   } catch (err) {
     if (err instanceof RiskRejectedError) for (const f of err.failures) console.error(`  ${f.check}/${f.code}: ${f.message}`);
     throw err;
   }
-  step(`approved: order ${answer.order_id}, ${answer.status}, hash ${answer.order_hash}, sign before ${answer.signature_deadline}`);
   const submitted = await broker.signAndSubmit(answer, wallet);
   step(`submitted: ${submitted.status}, venue order ${submitted.venue_order_id}`);
 
@@ -79,6 +92,16 @@ async function main(): Promise<void> {
   const kill = await broker.kill(agent.id, { reason: "example finished" });
   step(`killed in ${kill.duration_ms} ms: cancelled ${kill.cancelled.length}, failed ${kill.failed.length}, breaker ${kill.agent.breaker.state}`);
   if (kill.failed.length) throw new Error(`orders not confirmed cancelled: ${kill.failed.join(", ")}`);
+}
+
+/** Polls an order until it leaves `pending_approval` (a person approved or rejected it, or it expired). */
+async function waitWhilePending(broker: BrokerClient, orderId: string, deadlineMs: number): Promise<Order> {
+  for (;;) {
+    const order = await broker.getOrder(orderId);
+    if (order.status !== "pending_approval") return order;
+    if (Date.now() > deadlineMs + 10_000) throw new Error(`order ${orderId} is still pending after its approval deadline`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
 }
 
 main().then(
