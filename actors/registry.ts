@@ -61,7 +61,7 @@ export class ActorRegistry<A extends Evictable> {
    * True when no live actor has work under way: no message running, no durable write, venue call
    * or kill pending (graceful shutdown waits for this).
    */
-  settled(now = Date.now()): boolean {
+  settled(now = (this.options.clock ?? systemClock).now()): boolean {
     for (const actor of this.live.values()) if (!actor.canEvict(now + 1, 1)) return false;
     return true;
   }

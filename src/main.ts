@@ -9,6 +9,7 @@ import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts
 import { DataDirLockedError } from "./db/data-dir-lock.ts";
 import { openDatabase } from "./db/database.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
+import { type Clock, systemClock } from "./domain/clock.ts";
 import { createVenue } from "./venues/create-venue.ts";
 import { MarketsFileError } from "./venues/markets-file.ts";
 import { createFirstRunKey, dashboardUrl, firstRunBanner } from "./modules/orgs/first-run.ts";
@@ -36,7 +37,9 @@ async function main() {
   if (config.builderCodeDefaulted) logger.warn("BUILDER_CODE is not set: orders carry 32 zero bytes as their builder code");
   // The venue (its markets file) and the master key first: a bad setting stops start-up before
   // a key is generated or the database is touched.
-  const venue = await openVenue(config);
+  // The one clock every part reads "now" from: the venue's caches and timestamps, the actors, the jobs.
+  const clock = systemClock;
+  const venue = await openVenue(config, clock);
   const vault = await openVault(config, logger);
   const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir }).catch(
     (error: unknown) => {
@@ -48,7 +51,7 @@ async function main() {
       throw error;
     },
   );
-  const services = createServices({ config, logger, database, venue, vault });
+  const services = createServices({ config, logger, database, venue, vault, clock });
   // First start on an empty database: a default organization and its first key (printed below, once).
   const firstRun = await createFirstRunKey({ db: database.db, apiKeys: services.apiKeys, dataDir: config.dataDir });
   const app = createApp(services);
@@ -95,9 +98,9 @@ async function main() {
 }
 
 /** The configured venue; a markets file that cannot be read stops start-up naming PAPER_MARKETS. */
-async function openVenue(config: Config) {
+async function openVenue(config: Config, clock: Clock) {
   try {
-    return await createVenue(config);
+    return await createVenue(config, clock);
   } catch (error) {
     if (error instanceof MarketsFileError) {
       console.error(`configuration error: PAPER_MARKETS: ${error.message}`);

@@ -7,6 +7,7 @@
  */
 import embeddedMarkets from "../../fixtures/markets.json" with { type: "json" };
 import type { Config } from "../config.ts";
+import { type Clock, systemClock } from "../domain/clock.ts";
 import { ClobVenue } from "./clob/clob-venue.ts";
 import { PaperVenue } from "./paper/paper-venue.ts";
 import type { Venue } from "./venue.ts";
@@ -14,22 +15,24 @@ import type { Venue } from "./venue.ts";
 /** Names the embedded fixture in markets-file errors. */
 export const EMBEDDED_MARKETS_SOURCE = "(embedded fixtures/markets.json)";
 
+/** `clock`: the service's clock (cache expiry, timestamps), the one every part reads "now" from. */
 export async function createVenue(
   config: Pick<Config, "venue" | "venueUrl" | "paperMarkets" | "venueTimeoutMs" | "chainId"> & Partial<Pick<Config, "venueReadCredentials">>,
+  clock: Clock = systemClock,
 ): Promise<Venue> {
   if (config.venue === "clob") {
     const read = config.venueReadCredentials;
-    return new ClobVenue({ baseUrl: config.venueUrl!, timeoutMs: config.venueTimeoutMs, coalesceCancels: true, ...(read ? { readCredentials: read } : {}) });
+    return new ClobVenue({ baseUrl: config.venueUrl!, timeoutMs: config.venueTimeoutMs, coalesceCancels: true, clock, ...(read ? { readCredentials: read } : {}) });
   }
-  return createPaperVenue(config);
+  return createPaperVenue(config, clock);
 }
 
 /**
  * The paper venue on the configured markets file, or on the embedded fixture when none is set.
  * Its order ids are EIP-712 order hashes over the configured chain, equal to the service's order_hash.
  */
-export function createPaperVenue(config: Pick<Config, "paperMarkets" | "chainId">): PaperVenue {
-  const opts = { chainId: config.chainId };
+export function createPaperVenue(config: Pick<Config, "paperMarkets" | "chainId">, clock: Clock = systemClock): PaperVenue {
+  const opts = { chainId: config.chainId, now: () => clock.now() };
   if (config.paperMarkets) return PaperVenue.fromFile(config.paperMarkets, opts);
   return PaperVenue.fromEntries(embeddedMarkets, opts, EMBEDDED_MARKETS_SOURCE);
 }

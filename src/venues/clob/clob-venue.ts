@@ -56,6 +56,7 @@ import {
 } from "../venue.ts";
 import { CancelCoalescer } from "./cancel-coalescer.ts";
 import { l2Headers } from "./l2-auth.ts";
+import { type Clock, systemClock } from "../../domain/clock.ts";
 
 export const INITIAL_CURSOR = "MA==";
 /** Longest a cancel waits when its caller bounds it with a signal (the largest KILL_DEADLINE_MS). */
@@ -92,6 +93,8 @@ export interface ClobVenueOptions {
    * (cancel-coalescer.ts). On for VENUE=clob (createVenue); off by default, so each cancelOrder is its own request.
    */
   coalesceCancels?: boolean;
+  /** The service's clock: cache expiry, books' receipt time, L2 timestamps (default: the system clock). */
+  clock?: Clock;
 }
 
 /** What serializePostOrderBody needs: a PostSignedOrder, or the same fields with an explicit owner. */
@@ -210,7 +213,7 @@ export function normalizeClobMarket(j: unknown, defaultVersion: MarketVersion = 
 }
 
 /** A GET /book answer as a port OrderBook, levels re-sorted best first (Polymarket lists them worst first). */
-export function normalizeClobBook(j: unknown, tokenId: string, receivedAt = Date.now()): OrderBook | null {
+export function normalizeClobBook(j: unknown, tokenId: string, receivedAt = systemClock.now()): OrderBook | null {
   if (!j || typeof j !== "object") return null;
   const b = j as Record<string, any>;
   const levels = (arr: unknown, desc: boolean): BookLevel[] => {
@@ -293,9 +296,11 @@ export class ClobVenue implements Venue {
   private listInflight: Promise<Market[]> | null = null;
   private versionCache: { version: number; expires: number } | null = null;
   private readonly coalescer: CancelCoalescer | null;
+  private readonly clock: Clock;
 
   constructor(opts: ClobVenueOptions) {
     this.name = opts.name ?? "clob";
+    this.clock = opts.clock ?? systemClock;
     this.base = opts.baseUrl.replace(/\/+$/, "");
     this.timeoutMs = opts.timeoutMs ?? 5000;
     this.fetchImpl = opts.fetch ?? fetch;
@@ -314,7 +319,7 @@ export class ClobVenue implements Venue {
 
   async listMarkets(opts?: CallOptions): Promise<Market[]> {
     const c = this.listCache;
-    if (c && c.expires > Date.now()) return [...c.markets];
+    if (c && c.expires > this.clock.now()) return [...c.markets];
     if (!this.listInflight) {
       this.listInflight = this.fetchAllMarkets(opts).finally(() => {
         this.listInflight = null;
@@ -324,7 +329,7 @@ export class ClobVenue implements Venue {
   }
 
   async getMarketByToken(tokenId: string, opts?: CallOptions): Promise<Market | null> {
-    const now = Date.now();
+    const now = this.clock.now();
     const hit = this.tokenCache.get(tokenId);
     if (hit && hit.expires > now) return hit.market;
     const list = this.listCache;
@@ -344,7 +349,7 @@ export class ClobVenue implements Venue {
     const r = await this.call("GET", "/book", { query: { token_id: tokenId }, signal: opts?.signal });
     if (r.status === 404 || r.status === 400) return null;
     this.throwUnlessOk(r, "GET /book");
-    return normalizeClobBook(r.body, tokenId);
+    return normalizeClobBook(r.body, tokenId, this.clock.now());
   }
 
   // ------------------------------------------------------------------ orders
@@ -381,7 +386,7 @@ export class ClobVenue implements Venue {
     } catch (err) {
       return { ok: false, error: (err as Error).message };
     }
-    const headers = { ...l2Headers(c, { method: "POST", path: "/order", body }) };
+    const headers = { ...l2Headers(c, { method: "POST", path: "/order", body, timestamp: Math.floor(this.clock.now() / 1000) }) };
     const r = await this.call("POST", "/order", { body, headers, signal: opts?.signal });
     return this.postResult(r, req.order.side);
   }
@@ -480,7 +485,7 @@ export class ClobVenue implements Venue {
   /** The venue's order version (GET /version), cached like the markets; 2 when the venue does not say. */
   async orderVersion(opts?: CallOptions): Promise<number> {
     const c = this.versionCache;
-    if (c && c.expires > Date.now()) return c.version;
+    if (c && c.expires > this.clock.now()) return c.version;
     let version = 2;
     try {
       const r = await this.call("GET", "/version", { signal: opts?.signal });
@@ -489,7 +494,7 @@ export class ClobVenue implements Venue {
     } catch (err) {
       if (err instanceof VenueUnavailableError) throw err;
     }
-    this.versionCache = { version, expires: Date.now() + this.cacheMs };
+    this.versionCache = { version, expires: this.clock.now() + this.cacheMs };
     return version;
   }
 
@@ -510,7 +515,7 @@ export class ClobVenue implements Venue {
   async confirmCredentials(credentials: VenueCredentials, opts?: CallOptions): Promise<boolean> {
     if (!credentials || !credentials.api_key || !credentials.api_secret) return false;
     const path = "/auth/api-keys";
-    const r = await this.call("GET", path, { headers: { ...l2Headers(credentials, { method: "GET", path }) }, signal: opts?.signal });
+    const r = await this.call("GET", path, { headers: { ...l2Headers(credentials, { method: "GET", path, timestamp: Math.floor(this.clock.now() / 1000) }) }, signal: opts?.signal });
     if (r.status >= 200 && r.status < 300) return true;
     // 401/403: the venue refused these credentials. 429 (rate limited) says nothing about them.
     if (r.status >= 400 && r.status < 500 && r.status !== 429 && r.status !== 408) return false;
@@ -555,7 +560,7 @@ export class ClobVenue implements Venue {
       }
       cursor = next;
     }
-    const expires = Date.now() + this.cacheMs;
+    const expires = this.clock.now() + this.cacheMs;
     this.listCache = { markets, expires, complete };
     for (const m of markets) for (const t of m.tokens) this.tokenCache.set(t.token_id, { market: m, expires });
     return markets;
@@ -575,7 +580,7 @@ export class ClobVenue implements Venue {
         }
       }
     }
-    const now = Date.now();
+    const now = this.clock.now();
     if (market && market.tokens.some((t) => t.token_id === tokenId)) {
       for (const t of market.tokens) this.tokenCache.set(t.token_id, { market, expires: now + this.cacheMs });
       return market;
@@ -588,7 +593,7 @@ export class ClobVenue implements Venue {
   private authHeaders(creds: VenueCredentials | undefined, method: string, path: string, body?: string): Record<string, string> {
     const c = creds ?? this.readCreds;
     if (!c || !c.api_key || !c.api_secret) return {};
-    return { ...l2Headers(c, { method, path, body }) };
+    return { ...l2Headers(c, { method, path, body, timestamp: Math.floor(this.clock.now() / 1000) }) };
   }
 
   private postResult(r: HttpResult, side: 0 | 1): PostResult {
@@ -650,7 +655,7 @@ export class ClobVenue implements Venue {
         }
       }
       const result: HttpResult = { status: res.status, body, text };
-      const retryAfterMs = retryAfterMsOf(res.headers.get("retry-after"));
+      const retryAfterMs = retryAfterMsOf(res.headers.get("retry-after"), this.clock.now());
       if (retryAfterMs !== undefined) result.retryAfterS = retryAfterMs / 1000;
       return result;
     } catch (err) {
@@ -664,7 +669,7 @@ export class ClobVenue implements Venue {
 }
 
 /** Retry-After as milliseconds from now: delta-seconds or an HTTP date (RFC 9110 section 10.2.3). */
-export function retryAfterMsOf(value: string | null | undefined, now = Date.now()): number | undefined {
+export function retryAfterMsOf(value: string | null | undefined, now = systemClock.now()): number | undefined {
   if (!value) return undefined;
   const v = value.trim();
   if (/^\d+(\.\d+)?$/.test(v)) return Number(v) * 1000;

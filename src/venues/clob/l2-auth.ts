@@ -9,6 +9,7 @@
  */
 
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { systemClock } from "../../domain/clock.ts";
 
 export interface L2SignatureInput {
   /** The API secret, base64 (standard or url-safe alphabet, padding optional). */
@@ -63,7 +64,7 @@ export function l2Headers(
   creds: L2Credentials,
   req: { method: string; path: string; body?: string; timestamp?: number | string },
 ): L2Headers {
-  const timestamp = String(req.timestamp ?? Math.floor(Date.now() / 1000));
+  const timestamp = String(req.timestamp ?? Math.floor(systemClock.now() / 1000));
   return {
     POLY_ADDRESS: creds.address,
     POLY_SIGNATURE: buildL2Signature({ secret: creds.api_secret, timestamp, method: req.method, path: req.path, body: req.body }),
