@@ -5,7 +5,7 @@
  * table again. The table is the only source: a stream in another process, or one that missed a
  * wake-up, still finds every event on its next poll.
  */
-import { and, asc, eq, gt, lt } from "drizzle-orm";
+import { and, asc, eq, gt, lt, max } from "drizzle-orm";
 import type { Db } from "./database.ts";
 import { jsonbOrdered } from "./jsonb-order.ts";
 import { type EventType, events, orders } from "./schema.ts";
@@ -58,21 +58,44 @@ export class EventLog {
     return out;
   }
 
+  /** The id of the newest event of an organization (one agent's when `agentId` is given), or 0. */
+  async latestId(scope: { orgId: string; agentId?: string }): Promise<number> {
+    const [row] = await this.db
+      .select({ id: max(events.id) })
+      .from(events)
+      .where(and(eq(events.orgId, scope.orgId), scope.agentId ? eq(events.agentId, scope.agentId) : undefined));
+    return row?.id ?? 0;
+  }
+
   /** Deletes events older than `before`; returns how many. */
   async prune(before: Date): Promise<number> {
     const gone = await this.db.delete(events).where(lt(events.createdAt, before)).returning({ id: events.id });
     return gone.length;
   }
 
+  /** How many wake-ups there have been: a reader notes it before it reads, and waits only if none came since. */
+  private wakes = 0;
+
+  /** The wake-up count to pass to `waitForMore` (taken before reading the table). */
+  get wakeCount(): number {
+    return this.wakes;
+  }
+
   /** Tells the open streams that new events were committed. */
   wake(): void {
+    this.wakes++;
     const waiting = this.waiters;
     this.waiters = new Set();
     for (const w of waiting) w();
   }
 
-  /** Resolves on the next wake-up, or after `ms` (a poll), or when `signal` aborts. */
-  waitForMore(ms: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves on the next wake-up, or after `ms` (a poll), or when `signal` aborts; at once when a wake-up
+   * came after `since` (a `wakeCount` taken before the caller read the table): a commit that woke no one,
+   * because its reader was still reading, is not left to the poll.
+   */
+  waitForMore(ms: number, signal?: AbortSignal, since?: number): Promise<void> {
+    if (since !== undefined && since !== this.wakes) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

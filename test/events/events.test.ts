@@ -179,3 +179,27 @@ describeEachDatabase("a new order's event, rendered from its order row", (_kind,
     expect(JSON.stringify(ordered)).toBe('{"a":"s","b":[{"at":2,"by":4,"reason":3,"status":1}],"aa":{"e":2,"y":null,"é":1},"zeta":1}');
   });
 });
+
+describeEachDatabase("event log reads and wake-ups", (_kind, database) => {
+  test("a wake-up while a reader is still reading is not left to the poll; latestId is the scope's newest event", async () => {
+    const t = await createTestApp(await database());
+    const log = t.app.services.eventLog;
+    const before = log.wakeCount;
+    log.wake(); // a commit lands while the reader is between its read and its wait
+    const started = performance.now();
+    await log.waitForMore(10_000, undefined, before);
+    expect(performance.now() - started).toBeLessThan(500);
+
+    const tr = await newTrader(t);
+    const a = await approved(t, tr);
+    const other = await newTrader(t, { key: tr.key });
+    await approved(t, other);
+    const orgId = tr.agent.org_id;
+    const all = await log.after({ orgId }, 0, 1000);
+    const mine = all.filter((e) => e.agentId === tr.agent.id);
+    expect(await log.latestId({ orgId })).toBe(all.at(-1)!.id);
+    expect(await log.latestId({ orgId, agentId: tr.agent.id })).toBe(mine.at(-1)!.id);
+    expect((mine.at(-1)!.data as any).order.id).toBe(a.order_id);
+    expect(await log.latestId({ orgId: "org_none" })).toBe(0);
+  });
+});

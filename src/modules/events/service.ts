@@ -43,7 +43,7 @@ export class EventStreamService {
       after = Number(query.after);
     } else {
       // No cursor: the stream starts with what happens from now on.
-      after = await this.latestId(scope);
+      after = await this.deps.log.latestId(scope);
     }
     const stop = new AbortController();
     const ended = AbortSignal.any([signal, this.closing.signal]);
@@ -71,15 +71,6 @@ export class EventStreamService {
     });
   }
 
-  private async latestId(scope: { orgId: string; agentId?: string }): Promise<number> {
-    let last = 0;
-    for (;;) {
-      const rows = await this.deps.log.after(scope, last, 1000);
-      if (!rows.length) return last;
-      last = rows[rows.length - 1].id;
-    }
-  }
-
   /**
    * Sends every event after `after`, in id order, then waits for more. On PostgreSQL two writers can
    * commit out of id order, so the query also looks back over ids delivered in the last
@@ -98,6 +89,7 @@ export class EventStreamService {
       if (row.id > last) last = row.id;
     };
     while (!signal.aborted) {
+      const wakes = log.wakeCount;
       const fresh = await log.after(scope, last, 500);
       for (const row of fresh) deliver(row);
       if (floor < last) {
@@ -116,7 +108,7 @@ export class EventStreamService {
         send(": keepalive\n\n");
         lastSentAt = now;
       }
-      await log.waitForMore(Math.max(10, Math.min(POLL_MS, keepaliveMs - (now - lastSentAt))), signal);
+      await log.waitForMore(Math.max(10, Math.min(POLL_MS, keepaliveMs - (now - lastSentAt))), signal, wakes);
     }
   }
 }
