@@ -38,7 +38,7 @@ import { KillService } from "./modules/kill/service.ts";
 import { intentsModule } from "./modules/intents/index.ts";
 import { IntentService } from "./modules/intents/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
-import { asCreated, OrderRepository, type OrderRow } from "./db/order-repository.ts";
+import { OrderRepository, type OrderRow } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
 import { toOrderModel } from "./modules/orders/order-view.ts";
 import { eventsModule } from "./modules/events/index.ts";
@@ -105,7 +105,7 @@ export function createServices(parts: {
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
   const orderEvent = (row: OrderRow) => ({ order: toOrderModel(row) });
-  const eventLog = new EventLog(database.db, { orderEvent, asCreated });
+  const eventLog = new EventLog(database.db, orderEvent);
   const onEvents = () => eventLog.wake();
   const agents = new AgentService(database.db, {
     idleMs: config.actorIdleMs,

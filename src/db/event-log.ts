@@ -8,6 +8,7 @@
 import { and, asc, eq, gt, lt, max } from "drizzle-orm";
 import type { Db } from "./database.ts";
 import { jsonbOrdered } from "./jsonb-order.ts";
+import { asCreated } from "./order-repository.ts";
 import { type EventType, events, orders } from "./schema.ts";
 
 type StoredEvent = typeof events.$inferSelect;
@@ -23,16 +24,10 @@ export type NewEvent = { orgId: string; agentId: string; type: EventType; create
 export class EventLog {
   private waiters = new Set<() => void>();
 
-  /**
-   * `orderEvent`: the data of an `order` event for an order row (the order repository's, the API's
-   * order view). `asCreated`: an order row as it was when it was inserted.
-   */
+  /** `orderEvent`: the data of an `order` event for an order row (the API's order view, as the order repository stores it). */
   constructor(
     private readonly db: Db,
-    private readonly render: { orderEvent: (row: OrderRow) => Record<string, unknown>; asCreated: (row: OrderRow) => OrderRow } = {
-      orderEvent: (row) => ({ order: { id: row.id, status: row.status } }),
-      asCreated: (row) => row,
-    },
+    private readonly orderEvent: (row: OrderRow) => Record<string, unknown>,
   ) {}
 
   /**
@@ -53,7 +48,7 @@ export class EventLog {
     for (const { event, order } of rows) {
       const { orderId, data, ...rest } = event;
       if (data !== null) out.push({ ...rest, data });
-      else if (orderId !== null && order !== null) out.push({ ...rest, data: jsonbOrdered(this.render.orderEvent(this.render.asCreated(order))) as Record<string, unknown> });
+      else if (orderId !== null && order !== null) out.push({ ...rest, data: jsonbOrdered(this.orderEvent(asCreated(order))) as Record<string, unknown> });
     }
     return out;
   }

@@ -312,6 +312,9 @@ function pushValues<R>(params: (string | null)[], columns: readonly Column<R>[],
   for (const c of columns) params.push(c[2](row));
 }
 
+/** A text parameter's cast to its column's type. */
+const cast = (type: Column<unknown>[1]) => (type === "text" ? "::text" : `::text::${type}`);
+
 /**
  * `insert into <table> (<columns>) values ($n::text::type, …), …` for `rows` rows, numbering
  * parameters from `first`. Every parameter is declared text and cast on the server, so each
@@ -321,7 +324,6 @@ function pushValues<R>(params: (string | null)[], columns: readonly Column<R>[],
 function valuesInsert<R>(table: string, columns: readonly Column<R>[], rows: number, first: number): string {
   let n = first;
   const tuples: string[] = [];
-  const cast = (type: string) => (type === "text" ? "::text" : `::text::${type}`);
   for (let r = 0; r < rows; r++) tuples.push(`(${columns.map(([, type]) => `$${n++}${cast(type)}`).join(", ")})`);
   return `insert into ${table} (${columns.map(([name]) => name).join(", ")}) values ${tuples.join(", ")}`;
 }
@@ -343,9 +345,9 @@ const approvedStatement = memoBySize((rows) => {
   const orderTuples: string[] = [];
   const eventTuples: string[] = [];
   for (let r = 0; r < rows; r++) {
-    const values = ORDER_COLUMNS.map(([name, type]) => `${at(r, name)}${type === "text" ? "::text" : `::text::${type}`}`);
-    orderTuples.push(`(${values.join(", ")}, ${at(r, "created_at")}::text::timestamptz)`);
-    eventTuples.push(`(${at(r, "org_id")}::text, ${at(r, "agent_id")}::text, 'order', ${at(r, "id")}::text, ${at(r, "created_at")}::text::timestamptz)`);
+    const values = ORDER_COLUMNS.map(([name, type]) => `${at(r, name)}${cast(type)}`);
+    orderTuples.push(`(${values.join(", ")}, ${at(r, "created_at")}${cast("timestamptz")})`);
+    eventTuples.push(`(${at(r, "org_id")}::text, ${at(r, "agent_id")}::text, 'order', ${at(r, "id")}::text, ${at(r, "created_at")}${cast("timestamptz")})`);
   }
   return (
     `with o as (insert into orders (${ORDER_COLUMNS.map(([name]) => name).join(", ")}, updated_at) values ${orderTuples.join(", ")}) ` +

@@ -333,13 +333,22 @@ export class PaymentService implements PaymentHook {
     await store
       .finish(s.paymentId, { status: "failed", failureReason: `not charged: answered from the Idempotency-Key record (${why})`, responseStatus: status })
       .catch((error) => logger.error("x402: an uncharged payment could not be recorded", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) }));
-    if (s.createdAgent) {
-      const agentId = s.caller.agentId;
-      await this.deps.agents.retire(agentId, () => store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId })).catch((error) => {
-        logger.error("x402: removing the agent of an uncharged request failed", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
-      });
-    }
+    if (s.createdAgent) await this.removeCreatedAgent(s, "x402: removing the agent of an uncharged request failed");
     return true;
+  }
+
+  /**
+   * Removes the agent a request of the session created, through its actor (AgentService.retire: after
+   * the order writes under way, and no order after); a failure is logged with `failed`, never thrown.
+   */
+  private async removeCreatedAgent(s: Session, failed: string): Promise<void> {
+    const { store, agents, logger } = this.deps;
+    const agentId = s.caller.agentId;
+    try {
+      await agents.retire(agentId, () => store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId }));
+    } catch (error) {
+      logger.error(failed, { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
+    }
   }
 
   /** Undoes what an unpaid request created: see the module comment. Failures are logged, never thrown. */
@@ -360,13 +369,7 @@ export class PaymentService implements PaymentHook {
     } catch (error) {
       logger.error("x402: undoing an unpaid request failed", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
     }
-    if (s.createdAgent) {
-      try {
-        await agents.retire(agentId, () => store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId }));
-      } catch (error) {
-        logger.error("x402: removing the agent of an unpaid first request failed", { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
-      }
-    }
+    if (s.createdAgent) await this.removeCreatedAgent(s, "x402: removing the agent of an unpaid first request failed");
   }
 
   async list(q: { agent_id?: string; payer?: string; status?: "verified" | "settled" | "failed"; limit?: number; cursor?: string }) {
