@@ -21,6 +21,8 @@
  *
  * Options: --rounds N (3) --duration S (10) --warmup S (2) --connections N (32)
  *          --only pglite|postgres|bare (repeatable) --pg postgres://postgres@127.0.0.1:5432 --db NAME (bench_intent)
+ *          --bare-wait MS (3; 0 leaves it out): also runs the bare route answering each request at the next
+ *          tick of one shared MS interval (a group commit's shape without its work), as a reference row
  *          --no-signature --cpu-prof DIR (runs the services under `bun --cpu-prof`, profiles into DIR)
  *          --baseline DIR (also runs the services from another checkout, e.g. `git archive` of an older
  *          commit with node_modules linked, as targets "pglite-base" and "postgres-base" interleaved in
@@ -70,6 +72,7 @@ function parseArgs(argv: string[]) {
     signature: true,
     cpuProf: null as string | null,
     baseline: null as string | null,
+    bareWait: 3,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -88,6 +91,7 @@ function parseArgs(argv: string[]) {
     else if (a === "--no-signature") opts.signature = false;
     else if (a === "--cpu-prof") opts.cpuProf = resolve(next());
     else if (a === "--baseline") opts.baseline = resolve(next());
+    else if (a === "--bare-wait") opts.bareWait = Number(next());
     else throw new Error(`unknown option ${a}`);
   }
   return opts;
@@ -105,12 +109,13 @@ interface Target {
   load: Omit<LoadConfig, "connections" | "warmupS" | "durationS">;
 }
 
-async function startBare(): Promise<Target> {
+async function startBare(waitMs = 0): Promise<Target> {
   const port = await freePort();
-  const child = spawnLogged(["bun", "run", "bench/bare-server.ts"], { PORT: String(port) }, "bare");
+  const name = waitMs > 0 ? "bare-wait" : "bare";
+  const child = spawnLogged(["bun", "run", "bench/bare-server.ts"], { PORT: String(port), BARE_WAIT_MS: String(waitMs) }, name);
   const base = `http://127.0.0.1:${port}`;
   await waitHealthy(base, child, "bare server");
-  return { name: "bare", kind: "bare", base, child, load: { url: `${base}/v1/orders/intent`, headers: { "content-type": "application/json" }, bodies: [] } };
+  return { name, kind: "bare", base, child, load: { url: `${base}/v1/orders/intent`, headers: { "content-type": "application/json" }, bodies: [] } };
 }
 
 const BENCH_LIMITS = {
@@ -312,7 +317,7 @@ async function main() {
 
   const targets: Target[] = [];
   let pgAvailable = false;
-  const results: Record<string, Awaited<ReturnType<typeof runLoadProcess>>[]> = { bare: [], pglite: [], postgres: [], "pglite-base": [], "postgres-base": [] };
+  const results: Record<string, Awaited<ReturnType<typeof runLoadProcess>>[]> = { bare: [], "bare-wait": [], pglite: [], postgres: [], "pglite-base": [], "postgres-base": [] };
   let baseDb = false;
   let totalOkPg = 0;
   let setupOkPg = 0;
@@ -322,6 +327,7 @@ async function main() {
   if (o.signature) sig = await benchSignatureChecks(5, 3000);
   try {
     if (want("bare")) targets.push(await startBare());
+    if (want("bare") && o.bareWait > 0) targets.push(await startBare(o.bareWait));
     if (want("pglite")) targets.push(await startService("pglite", o.pg, o.connections, o.cpuProf));
     if (want("postgres")) {
       try {
@@ -373,11 +379,11 @@ async function main() {
     const bare = med("bare", (r) => r.rps);
     const bareCpu = med("bare", (r) => (r as any).cpu.targetUsPerOp);
     const rows: string[][] = [["target", "rps", "p50 ms", "p99 ms", "ratio to bare", "server CPU µs/op", "× bare", "PostgreSQL CPU µs/op", "× bare", "non-2xx"]];
-    for (const name of ["bare", "pglite", "pglite-base", "postgres", "postgres-base"]) {
+    for (const name of ["bare", "bare-wait", "pglite", "pglite-base", "postgres", "postgres-base"]) {
       if (!results[name].length) continue;
       const rps = med(name, (r) => r.rps);
       rows.push([
-        name === "bare" ? "bare Elysia route" : `intents on ${name.startsWith("pglite") ? "PGlite" : "PostgreSQL"}${name.endsWith("-base") ? " (baseline)" : ""}`,
+        name === "bare" ? "bare Elysia route" : name === "bare-wait" ? `bare route, answered after a ${o.bareWait} ms shared wait` : `intents on ${name.startsWith("pglite") ? "PGlite" : "PostgreSQL"}${name.endsWith("-base") ? " (baseline)" : ""}`,
         fmt(rps),
         fmt(med(name, (r) => r.p50_ms), 2),
         fmt(med(name, (r) => r.p99_ms), 2),
@@ -417,6 +423,13 @@ async function main() {
     line(have("pglite") ? cpuOf("pglite", "targetUsPerOp") <= 8 : null, `service + embedded database CPU per intent on PGlite <= 8x a bare POST's (${fmt(cpuOf("pglite", "targetUsPerOp"), 2)}x)`);
     line(sig ? sig.verifyPerSecond >= 10_000 : null, `submit-signed signature checks >= 10,000/s on one core (${sig ? sig.verifyPerSecond : "-"}/s)`);
     const pgRps = med("postgres", (r) => r.rps);
+    if (results["bare-wait"].length && results.postgres.length) {
+      const waitCpu = med("bare-wait", (r) => (r as any).cpu.targetUsPerOp);
+      console.log(
+        `  (for reference: the bare route answering after a ${o.bareWait} ms shared wait costs ${fmt(waitCpu / bareCpu, 2)}x the plain one; ` +
+          `against it the service on PostgreSQL is ${fmt(med("postgres", (r) => (r as any).cpu.targetUsPerOp) / waitCpu, 2)}x, PostgreSQL ${fmt(med("postgres", (r) => (r as any).cpu.postgresUsPerOp) / waitCpu, 2)}x, PGlite ${fmt(med("pglite", (r) => (r as any).cpu.targetUsPerOp) / waitCpu, 2)}x)`,
+      );
+    }
     console.log(`  (for reference: throughput ratio to the bare route on PostgreSQL ${fmt(pgRps / bare, 3)}; p99 ${fmt(med("postgres", (r) => r.p99_ms), 2)} ms on PostgreSQL, ${fmt(med("pglite", (r) => r.p99_ms), 2)} ms on PGlite)`);
     const failedAnswers = ["pglite", "postgres"].reduce((n, k) => n + results[k].reduce((m, r) => m + r.non2xx + r.errors, 0), 0);
     line(failedAnswers === 0, `every measured intent answered 201 (${failedAnswers} did not)`);
