@@ -2,15 +2,22 @@
  * In-process CPU per intent through app.handle (no HTTP server), for profiling and A/B of the
  * service's own work: `bun run bench/inproc.ts [--db-noop] [--passes N] [--n N]`.
  * PGlite in a temp dir; --db-noop replaces the hot statement by a no-op (measures the service alone).
+ * The app is composed as src/main.ts does (configuration, venue, vault, services), without its server.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Elysia } from "elysia";
+import { createApp, createServices } from "../src/app.ts";
+import { loadConfig } from "../src/config.ts";
+import { CredentialVault } from "../src/crypto/credential-vault.ts";
+import { loadOrCreateSealKeyPair } from "../src/crypto/seal-key-pair.ts";
 import { openDatabase } from "../src/db/database.ts";
-import { createTestApp, ADMIN_TOKEN } from "../test/support/app.ts";
+import { systemClock } from "../src/domain/clock.ts";
 import { IntentBody } from "../src/modules/intents/model.ts";
-import { pickIntent } from "./support.ts";
+import { createLogger } from "../src/observability/logger.ts";
+import { createVenue } from "../src/venues/create-venue.ts";
+import { ADMIN_TOKEN, BENCH_LIMITS, pickIntent } from "./support.ts";
 
 const args = process.argv.slice(2);
 const noop = args.includes("--db-noop");
@@ -21,15 +28,27 @@ const conc = 32;
 const dir = mkdtempSync(join(tmpdir(), "inproc-"));
 const database = await openDatabase({ kind: "pglite", dataDir: dir });
 if (noop) (database as any).run = process.env.INPROC_DELAY ? () => new Promise((r) => setTimeout(r, Number(process.env.INPROC_DELAY))) : async () => {};
-const t = await createTestApp(database, { logLevel: "warn", env: { LOG_LEVEL: "warn" } });
-const org = await t.call("POST", "/v1/orgs", { body: { name: "b" }, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-const key = org.body.api_key.key;
+const config = loadConfig({ ADMIN_TOKEN, LOG_LEVEL: "warn", DATA_DIR: dir });
+const logger = createLogger({ level: config.logLevel });
+const venue = await createVenue(config, systemClock);
+const vault = new CredentialVault(await loadOrCreateSealKeyPair({ dataDir: config.dataDir, keyFile: config.sealKeyFile, secretKeyB64: config.sealSecretKey }));
+const app = createApp(createServices({ config, logger, database, venue, vault, clock: systemClock }));
+
+/** A request through app.handle; the body as JSON. */
+async function call(method: string, path: string, headers: Record<string, string>, body: unknown) {
+  const res = await app.handle(new Request(`http://localhost${path}`, { method, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }));
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
+  return JSON.parse(text);
+}
+const org = await call("POST", "/v1/orgs", { authorization: `Bearer ${ADMIN_TOKEN}` }, { name: "b" });
+const key = org.api_key.key;
 const intent = pickIntent();
 const bodies: string[] = [];
 for (let i = 0; i < conc; i++) {
-  const a = await t.call("POST", "/v1/agents", { key, body: { name: `a${i}`, wallet_address: `0x${(i + 1).toString(16).padStart(40, "0")}` } });
-  await t.call("PATCH", `/v1/agents/${a.body.id}/limits`, { key, body: { min_order_usdc: 1, max_order_usdc: 1_000_000, daily_volume_usdc: 1e9, capital_usdc: 1e9, max_market_exposure_pct: 1, kelly_fallback_pct: 1, max_depth_share: 1, max_slippage: 1, duplicate_window_s: 0, max_orders_per_minute: 100000, max_open_orders: 100000 } });
-  bodies.push(JSON.stringify({ market_id: intent.market_id, side: intent.side, size_usdc: intent.size_usdc, price: intent.price, agent_id: a.body.id }));
+  const a = await call("POST", "/v1/agents", { "x-api-key": key }, { name: `a${i}`, wallet_address: `0x${(i + 1).toString(16).padStart(40, "0")}` });
+  await call("PATCH", `/v1/agents/${a.id}/limits`, { "x-api-key": key }, BENCH_LIMITS);
+  bodies.push(JSON.stringify({ market_id: intent.market_id, side: intent.side, size_usdc: intent.size_usdc, price: intent.price, agent_id: a.id }));
 }
 const bare = new Elysia({ normalize: false }).post("/v1/orders/intent", ({ body, set }) => { set.status = 201; return { ok: true, market_id: body.market_id, side: body.side }; }, { body: IntentBody });
 
@@ -52,12 +71,12 @@ async function pass(handle: (r: Request) => Promise<Response> | Response, n: num
   return (c.user + c.system) / done;
 }
 const agentIds = bodies.map((b) => JSON.parse(b).agent_id as string);
-const found = await t.app.services.apiKeys.authenticate(key);
+const found = await app.services.apiKeys.authenticate(key);
 const caller = { kind: "api_key" as const, orgId: found!.orgId, keyId: found!.keyId, agentId: found!.agentId };
 async function direct(n: number): Promise<number> {
   let done = 0;
   const c0 = process.cpuUsage();
-  await Promise.all(bodies.map(async (b) => { while (done < n) { done++; const r = await t.app.services.intents.submit(caller as any, JSON.parse(b), false); JSON.stringify(r.body); } }));
+  await Promise.all(bodies.map(async (b) => { while (done < n) { done++; const r = await app.services.intents.submit(caller as any, JSON.parse(b), false); JSON.stringify(r.body); } }));
   const c = process.cpuUsage(c0);
   return (c.user + c.system) / done;
 }
@@ -67,7 +86,7 @@ const bar: number[] = [];
 const only = args.includes("--direct-only");
 for (let p = 0; p < passes; p++) {
   if (only) { dir_.push(await direct(perPass)); svc.push(0); bar.push(0); continue; }
-  svc.push(await pass(t.app.handle, perPass));
+  svc.push(await pass(app.handle, perPass));
   bar.push(await pass(bare.handle, perPass * 4));
   dir_.push(await direct(perPass));
 }

@@ -37,23 +37,30 @@ import type { Subprocess } from "bun";
 import type { LoadConfig, LoadResult } from "./load.ts";
 import { benchSignatureChecks } from "./signature.ts";
 import {
-  ADMIN_TOKEN,
+  BENCH_LIMITS,
   call,
   children,
   createBenchDb,
+  type DatabaseKind,
+  DEFAULT_PG,
   dropBenchDb,
+  expectStatus,
   freePort,
   median,
+  parseOptions,
   pickIntent,
   postgresCpuSeconds,
   ROOT,
   removeTempDirs,
   runMain,
   spawnLogged,
+  startServiceProcess,
   stopAll,
   stopChild,
   tempDir,
+  tryCreateBenchDb,
   waitHealthy,
+  wanted,
 } from "./support.ts";
 
 /** The bench database's name (`--db`), so two engineers' runs on one server do not drop each other's. */
@@ -68,40 +75,29 @@ function parseArgs(argv: string[]) {
     warmup: 2,
     connections: 32,
     only: [] as string[],
-    pg: "postgres://postgres@127.0.0.1:5432",
+    pg: DEFAULT_PG,
     signature: true,
     cpuProf: null as string | null,
     baseline: null as string | null,
     bareWait: 3,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    if (a === "--rounds") opts.rounds = Number(next());
-    else if (a === "--duration") opts.duration = Number(next());
-    else if (a === "--warmup") opts.warmup = Number(next());
-    else if (a === "--connections") opts.connections = Number(next());
-    else if (a === "--only") opts.only.push(next());
-    else if (a === "--pg") opts.pg = next().replace(/\/+$/, "");
-    else if (a === "--db") BENCH_DB = next();
-    else if (a === "--no-signature") opts.signature = false;
-    else if (a === "--cpu-prof") opts.cpuProf = resolve(next());
-    else if (a === "--baseline") opts.baseline = resolve(next());
-    else if (a === "--bare-wait") opts.bareWait = Number(next());
-    else throw new Error(`unknown option ${a}`);
-  }
-  return opts;
+  return parseOptions(argv, opts, {
+    "--duration": (v) => (opts.duration = Number(v())),
+    "--warmup": (v) => (opts.warmup = Number(v())),
+    "--connections": (v) => (opts.connections = Number(v())),
+    "--db": (v) => (BENCH_DB = v()),
+    "--no-signature": () => (opts.signature = false),
+    "--cpu-prof": (v) => (opts.cpuProf = resolve(v())),
+    "--baseline": (v) => (opts.baseline = resolve(v())),
+    "--bare-wait": (v) => (opts.bareWait = Number(v())),
+  });
 }
 
 // ------------------------------------------------------------------ processes
 
 interface Target {
   name: string;
-  kind: "bare" | "pglite" | "postgres";
+  kind: "bare" | DatabaseKind;
   /** The PostgreSQL database (kind postgres). */
   db?: string;
   base: string;
@@ -118,58 +114,30 @@ async function startBare(waitMs = 0): Promise<Target> {
   return { name, kind: "bare", base, child, load: { url: `${base}/v1/orders/intent`, headers: { "content-type": "application/json" }, bodies: [] } };
 }
 
-const BENCH_LIMITS = {
-  min_order_usdc: 1,
-  max_order_usdc: 1_000_000,
-  daily_volume_usdc: 1_000_000_000,
-  capital_usdc: 1_000_000_000,
-  max_market_exposure_pct: 1,
-  kelly_fallback_pct: 1,
-  max_depth_share: 1,
-  max_slippage: 1,
-  // The runaway guards opened wide, as the test apps do: the bench repeats one intent per agent
-  // thousands of times a second (with the defaults every intent after the first was a 422).
-  duplicate_window_s: 0,
-  max_orders_per_minute: 100_000,
-  max_open_orders: 100_000,
-};
-
 async function startService(
-  kind: "pglite" | "postgres",
+  kind: DatabaseKind,
   pgUrl: string,
   connections: number,
   cpuProf: string | null,
   from: { root: string; db: string; name: string } = { root: ROOT, db: BENCH_DB, name: kind },
 ): Promise<Target & { agents: number }> {
-  const port = await freePort();
-  const dataDir = tempDir(`bench-intent-${kind}-`);
-  const env: Record<string, string> = {
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN,
-    LOG_LEVEL: "warn",
-    BUILDER_CODE: `0x${"ab".repeat(32)}`,
-  };
-  if (kind === "postgres") env.DATABASE_URL = `${pgUrl}/${from.db}`;
-  else env.DATABASE_URL = "";
   const prof = cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=service-${kind}.cpuprofile`] : [];
-  const child = spawnLogged(["bun", ...prof, "run", "src/main.ts"], env, from.name, undefined, from.root);
-  const base = `http://127.0.0.1:${port}`;
-  await waitHealthy(base, child, `service on ${kind}`);
-
-  const org = await call(base, "POST", "/v1/orgs", { authorization: `Bearer ${ADMIN_TOKEN}` }, { name: `bench ${kind}` });
-  if (org.status !== 201) throw new Error(`POST /v1/orgs answered ${org.status}: ${org.text}`);
-  const key: string = org.body.api_key.key;
+  const { base, child, key } = await startServiceProcess({
+    kind,
+    databaseUrl: `${pgUrl}/${from.db}`,
+    name: from.name,
+    root: from.root,
+    bunArgs: prof,
+    orgName: `bench ${kind}`,
+  });
   const auth = { "x-api-key": key };
   const intent = pickIntent();
   const bodies: string[] = [];
   for (let i = 0; i < connections; i++) {
     const wallet = `0x${(i + 1).toString(16).padStart(40, "0")}`;
     const agent = await call(base, "POST", "/v1/agents", auth, { name: `bench ${i}`, wallet_address: wallet });
-    if (agent.status !== 201) throw new Error(`POST /v1/agents answered ${agent.status}: ${agent.text}`);
-    const patched = await call(base, "PATCH", `/v1/agents/${agent.body.id}/limits`, auth, BENCH_LIMITS);
-    if (patched.status !== 200) throw new Error(`PATCH limits answered ${patched.status}: ${patched.text}`);
+    expectStatus(agent, 201, "POST /v1/agents");
+    expectStatus(await call(base, "PATCH", `/v1/agents/${agent.body.id}/limits`, auth, BENCH_LIMITS), 200, "PATCH limits");
     const body = JSON.stringify({ market_id: intent.market_id, side: intent.side, size_usdc: intent.size_usdc, price: intent.price, agent_id: agent.body.id });
     const first = await call(base, "POST", "/v1/orders/intent", auth, JSON.parse(body));
     if (first.status !== 201 || first.body?.risk?.approved !== true) throw new Error(`the first intent answered ${first.status}, not 201: ${first.text}`);
@@ -304,7 +272,7 @@ const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : "-");
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  const want = (n: string) => o.only.length === 0 || o.only.includes(n);
+  const want = (n: string) => wanted(o, n);
   const intent = pickIntent();
   const bareBody = JSON.stringify({ market_id: intent.market_id, side: intent.side, size_usdc: intent.size_usdc, price: intent.price, agent_id: "agt_00000000000000000000" });
 
@@ -330,12 +298,7 @@ async function main() {
     if (want("bare") && o.bareWait > 0) targets.push(await startBare(o.bareWait));
     if (want("pglite")) targets.push(await startService("pglite", o.pg, o.connections, o.cpuProf));
     if (want("postgres")) {
-      try {
-        await createBenchDb(o.pg, BENCH_DB);
-        pgAvailable = true;
-      } catch (e) {
-        console.log(`PostgreSQL at ${o.pg} is not available (${e instanceof Error ? e.message : e}): skipping the PostgreSQL run`);
-      }
+      pgAvailable = await tryCreateBenchDb(o.pg, BENCH_DB);
       if (pgAvailable) {
         targets.push(await startService("postgres", o.pg, o.connections, o.cpuProf));
         setupOkPg = o.connections;

@@ -31,20 +31,25 @@ import type { Subprocess } from "bun";
 import pLimit from "p-limit";
 import { l2Headers } from "../src/venues/clob/l2-auth.ts";
 import {
-  ADMIN_TOKEN,
+  BENCH_LIMITS,
   call,
-  createBenchDb,
+  type DatabaseKind,
+  DEFAULT_PG,
   dropBenchDb,
+  expectStatus,
   freePort,
   median,
+  parseOptions,
   pickIntent,
   removeTempDirs,
   runMain,
   spawnLogged,
+  startServiceProcess,
   stopAll,
   stopChild,
-  tempDir,
+  tryCreateBenchDb,
   waitHealthy,
+  wanted,
 } from "./support.ts";
 
 const BENCH_DB = "bench_kill";
@@ -55,48 +60,17 @@ const HANG_RATIO = 0.1;
 const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 
 function parseArgs(argv: string[]) {
-  const opts = { rounds: 3, orders: 1000, only: [] as string[], pg: "postgres://postgres@127.0.0.1:5432", placeConcurrency: 32 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
-    if (a === "--rounds") opts.rounds = Number(next());
-    else if (a === "--orders") opts.orders = Number(next());
-    else if (a === "--only") opts.only.push(next());
-    else if (a === "--pg") opts.pg = next().replace(/\/+$/, "");
-    else if (a === "--place-concurrency") opts.placeConcurrency = Number(next());
-    else throw new Error(`unknown option ${a}`);
-  }
-  return opts;
-}
-
-// ------------------------------------------------------------------ HTTP
-
-function expectStatus(r: { status: number; text: string }, status: number, what: string): void {
-  if (r.status !== status) throw new Error(`${what} answered ${r.status}, expected ${status}: ${r.text.slice(0, 500)}`);
+  const opts = { rounds: 3, orders: 1000, only: [] as string[], pg: DEFAULT_PG, placeConcurrency: 32 };
+  return parseOptions(argv, opts, {
+    "--orders": (v) => (opts.orders = Number(v())),
+    "--place-concurrency": (v) => (opts.placeConcurrency = Number(v())),
+  });
 }
 
 // ------------------------------------------------------------------ the scenario
 
-const BENCH_LIMITS = {
-  min_order_usdc: 1,
-  max_order_usdc: 1_000_000,
-  daily_volume_usdc: 1_000_000_000,
-  capital_usdc: 1_000_000_000,
-  max_market_exposure_pct: 1,
-  kelly_fallback_pct: 1,
-  max_depth_share: 1,
-  max_slippage: 1,
-  price_band: 0.5,
-  book_max_age_s: 86_400,
-  // The runaway guards opened wide: the bench places 1,000 orders on one agent as fast as it can.
-  duplicate_window_s: 0,
-  max_orders_per_minute: 100_000,
-  max_open_orders: 100_000,
-};
+/** The benchmarks' limits, with the price band and book age opened too: 1,000 orders on one agent as fast as it can. */
+const KILL_LIMITS = { ...BENCH_LIMITS, price_band: 0.5, book_max_age_s: 86_400 };
 
 interface Venue {
   url: string;
@@ -104,7 +78,7 @@ interface Venue {
 }
 
 interface Service {
-  kind: "pglite" | "postgres";
+  kind: DatabaseKind;
   base: string;
   child: Subprocess;
   auth: Record<string, string>;
@@ -223,7 +197,7 @@ async function round(svc: Service, venue: Venue, n: number, placeConcurrency: nu
   const agent = await call(svc.base, "POST", "/v1/agents", svc.auth, { name: `kill bench ${svc.kind} ${r}`, wallet_address: WALLET });
   expectStatus(agent, 201, "POST /v1/agents");
   const agentId: string = agent.body.id;
-  expectStatus(await call(svc.base, "PATCH", `/v1/agents/${agentId}/limits`, svc.auth, BENCH_LIMITS), 200, "PATCH limits");
+  expectStatus(await call(svc.base, "PATCH", `/v1/agents/${agentId}/limits`, svc.auth, KILL_LIMITS), 200, "PATCH limits");
 
   // ---------------------------------------------------------------- run 1: 50 ms per cancel
   let creds = await newCreds(venue);
@@ -314,33 +288,19 @@ async function startVenue(): Promise<Venue> {
   return { url, child };
 }
 
-async function startService(kind: "pglite" | "postgres", venue: Venue, pgUrl: string): Promise<Service> {
-  const port = await freePort();
-  const dataDir = tempDir(`bench-kill-${kind}-`);
-  const env: Record<string, string> = {
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN,
-    LOG_LEVEL: "warn",
-    VENUE: "clob",
-    VENUE_URL: venue.url,
-    KILL_DEADLINE_MS: String(DEADLINE_MS),
-    KILL_CONCURRENCY: String(CONCURRENCY),
-    BUILDER_CODE: `0x${"ab".repeat(32)}`,
-    DATABASE_URL: kind === "postgres" ? `${pgUrl}/${BENCH_DB}` : "",
-  };
-  const child = spawnLogged(["bun", "run", "src/main.ts"], env, kind, 400);
-  const base = `http://127.0.0.1:${port}`;
-  await waitHealthy(base, child, `service on ${kind}`);
-  const org = await call(base, "POST", "/v1/orgs", { authorization: `Bearer ${ADMIN_TOKEN}` }, { name: `kill bench ${kind}` });
-  expectStatus(org, 201, "POST /v1/orgs");
-  return { kind, base, child, auth: { "x-api-key": org.body.api_key.key } };
+async function startService(kind: DatabaseKind, venue: Venue, pgUrl: string): Promise<Service> {
+  const { base, child, key } = await startServiceProcess({
+    kind,
+    databaseUrl: `${pgUrl}/${BENCH_DB}`,
+    env: { VENUE: "clob", VENUE_URL: venue.url, KILL_DEADLINE_MS: String(DEADLINE_MS), KILL_CONCURRENCY: String(CONCURRENCY) },
+    maxLineChars: 400,
+    orgName: `kill bench ${kind}`,
+  });
+  return { kind, base, child, auth: { "x-api-key": key } };
 }
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
-  const want = (k: string) => o.only.length === 0 || o.only.includes(k);
   const cpu = cpus();
   console.log(
     `kill benchmark: ${o.orders} delegated orders per kill, KILL_DEADLINE_MS=${DEADLINE_MS}, KILL_CONCURRENCY=${CONCURRENCY}, ${o.rounds} rounds (a fresh agent each), medians reported`,
@@ -352,15 +312,10 @@ async function main() {
   try {
     const venue = await startVenue();
     for (const kind of ["pglite", "postgres"] as const) {
-      if (!want(kind)) continue;
+      if (!wanted(o, kind)) continue;
       if (kind === "postgres") {
-        try {
-          await createBenchDb(o.pg, BENCH_DB);
-          pgCreated = true;
-        } catch (e) {
-          console.log(`PostgreSQL at ${o.pg} is not available (${e instanceof Error ? e.message : e}): skipping the PostgreSQL run`);
-          continue;
-        }
+        pgCreated = await tryCreateBenchDb(o.pg, BENCH_DB);
+        if (!pgCreated) continue;
       }
       console.log(`\n${kind === "pglite" ? "PGlite" : "PostgreSQL"}:`);
       const svc = await startService(kind, venue, o.pg);

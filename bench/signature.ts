@@ -11,13 +11,13 @@
  * recoverTypedDataAddress as a baseline, in the same run.
  */
 
+import { signUnsignedOrder } from "@agent-brokerage/sdk";
 import { recoverTypedDataAddress } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { orderHash } from "../src/eip712/order-hash.ts";
 import { ZERO_BYTES32, buildUnsignedOrder, randomSalt, type UnsignedOrder } from "../src/eip712/order-typed-data.ts";
 import { verifyDepositWalletSignature } from "../src/eip712/deposit-wallet-signature.ts";
 import { verifyOrderSignature } from "../src/eip712/verify-order-signature.ts";
-import { signDepositWalletOrder } from "../test/support/deposit-wallet.ts";
 import type { OrderMessage } from "../src/venues/venue.ts";
 
 export interface SignatureBenchResult {
@@ -74,7 +74,7 @@ async function makeSamples(count: number, accounts: number): Promise<Sample[]> {
     const depositWallet = `0x${(i + 0xd0).toString(16).padStart(40, "0")}` as `0x${string}`;
     const walletMessage: OrderMessage = { ...message, maker: depositWallet, signer: depositWallet, signatureType: 3 };
     const walletUnsigned = buildUnsignedOrder({ chainId, negRisk, version, message: walletMessage });
-    const wallet = { message: walletMessage, unsigned: walletUnsigned, signature: await signDepositWalletOrder(acct, walletUnsigned), owner: acct.address };
+    const wallet = { message: walletMessage, unsigned: walletUnsigned, signature: await signUnsignedOrder(acct, walletUnsigned), owner: acct.address };
     samples.push({ chainId, negRisk, version, message, unsigned, digest: orderHash({ chainId, negRisk, version, message }), signature, signer: acct.address, wallet });
   }
   return samples;

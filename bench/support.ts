@@ -1,7 +1,8 @@
 /**
- * Helpers shared by the benchmark scripts (bench/intent.ts, bench/kill.ts): child processes on
- * 127.0.0.1 and their clean-up, temporary directories, HTTP calls, the PostgreSQL bench database,
- * the fixture order and medians.
+ * Helpers shared by the benchmark scripts (bench/intent.ts, bench/kill.ts, bench/inproc.ts): their
+ * common options, child processes on 127.0.0.1 and their clean-up, temporary directories, the service
+ * in a process of its own, HTTP calls, the PostgreSQL bench database, the fixture order, the agents'
+ * limits and medians.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +12,42 @@ import embeddedMarkets from "../fixtures/markets.json" with { type: "json" };
 
 export const ROOT = resolve(import.meta.dir, "..");
 export const ADMIN_TOKEN = "bench-admin-token-0123456789abcdef";
+
+// ------------------------------------------------------------------ options
+
+export const DEFAULT_PG = "postgres://postgres@127.0.0.1:5432";
+
+/** The options every service benchmark takes: --rounds N, --only TARGET (repeatable), --pg URL. */
+export interface CommonOptions {
+  rounds: number;
+  only: string[];
+  pg: string;
+}
+
+/**
+ * Parses `argv` into `opts` (its defaults): the common options, and the benchmark's `own`, each
+ * option name to a handler given a function that takes the option's value (a flag does not call it).
+ * An unknown option, or one without its value, throws.
+ */
+export function parseOptions<O extends CommonOptions>(argv: string[], opts: O, own: Record<string, (value: () => string) => void> = {}): O {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === "--rounds") opts.rounds = Number(value());
+    else if (a === "--only") opts.only.push(value());
+    else if (a === "--pg") opts.pg = value().replace(/\/+$/, "");
+    else if (Object.hasOwn(own, a)) own[a](value);
+    else throw new Error(`unknown option ${a}`);
+  }
+  return opts;
+}
+
+/** Whether the target `name` runs: every one when no --only was given. */
+export const wanted = (o: CommonOptions, name: string) => o.only.length === 0 || o.only.includes(name);
 
 // ------------------------------------------------------------------ processes and temporary directories
 
@@ -126,6 +163,48 @@ export async function runMain(main: () => Promise<void>): Promise<never> {
   }
 }
 
+// ------------------------------------------------------------------ the service
+
+export type DatabaseKind = "pglite" | "postgres";
+
+/**
+ * Starts the service in a process of its own (`bun run src/main.ts` in `root`) on a free port, a new
+ * DATA_DIR, PGlite or the PostgreSQL database `databaseUrl`, with `env` on top, waits until it is
+ * healthy and creates an organization: answers its base URL, process and API key.
+ */
+export async function startServiceProcess(o: {
+  kind: DatabaseKind;
+  /** The PostgreSQL database (kind postgres). */
+  databaseUrl?: string;
+  env?: Record<string, string>;
+  /** The prefix of its stderr lines (default the kind). */
+  name?: string;
+  /** The checkout it runs from (default this one). */
+  root?: string;
+  /** Options to bun before `run` (e.g. --cpu-prof). */
+  bunArgs?: string[];
+  maxLineChars?: number;
+  orgName: string;
+}): Promise<{ base: string; child: Subprocess; key: string }> {
+  const port = await freePort();
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: tempDir(`bench-${o.kind}-`),
+    ADMIN_TOKEN,
+    LOG_LEVEL: "warn",
+    BUILDER_CODE: `0x${"ab".repeat(32)}`,
+    DATABASE_URL: o.kind === "postgres" ? o.databaseUrl! : "",
+    ...o.env,
+  };
+  const child = spawnLogged(["bun", ...(o.bunArgs ?? []), "run", "src/main.ts"], env, o.name ?? o.kind, o.maxLineChars, o.root ?? ROOT);
+  const base = `http://127.0.0.1:${port}`;
+  await waitHealthy(base, child, `service on ${o.kind}`);
+  const org = await call(base, "POST", "/v1/orgs", { authorization: `Bearer ${ADMIN_TOKEN}` }, { name: o.orgName });
+  expectStatus(org, 201, "POST /v1/orgs");
+  return { base, child, key: org.body.api_key.key };
+}
+
 // ------------------------------------------------------------------ HTTP
 
 export async function call(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
@@ -142,6 +221,10 @@ export async function call(base: string, method: string, path: string, headers: 
     json = text;
   }
   return { status: res.status, body: json, text };
+}
+
+export function expectStatus(r: { status: number; text: string }, status: number, what: string): void {
+  if (r.status !== status) throw new Error(`${what} answered ${r.status}, expected ${status}: ${r.text.slice(0, 500)}`);
 }
 
 // ------------------------------------------------------------------ the order
@@ -162,6 +245,25 @@ export function pickIntent() {
   return { market_id: token.token_id as string, side: "buy" as const, size_usdc: 5, price, question: market.question as string };
 }
 
+/**
+ * The limits the benchmarks give their agents: no order too large, no daily or capital cap, and the
+ * runaway guards opened wide, as the test apps do (the benches repeat one intent per agent thousands
+ * of times a second; with the defaults every intent after the first was a 422).
+ */
+export const BENCH_LIMITS = {
+  min_order_usdc: 1,
+  max_order_usdc: 1_000_000,
+  daily_volume_usdc: 1_000_000_000,
+  capital_usdc: 1_000_000_000,
+  max_market_exposure_pct: 1,
+  kelly_fallback_pct: 1,
+  max_depth_share: 1,
+  max_slippage: 1,
+  duplicate_window_s: 0,
+  max_orders_per_minute: 100_000,
+  max_open_orders: 100_000,
+};
+
 // ------------------------------------------------------------------ PostgreSQL bench database
 
 async function withAdminSql<T>(pgUrl: string, fn: (sql: any) => Promise<T>): Promise<T> {
@@ -180,6 +282,20 @@ export async function createBenchDb(pgUrl: string, name: string): Promise<void> 
     await sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await sql.unsafe(`CREATE DATABASE ${name}`);
   });
+}
+
+/**
+ * Creates the bench database `name` as createBenchDb does; when the server at `pgUrl` cannot be
+ * reached, says that the PostgreSQL run is skipped and answers false.
+ */
+export async function tryCreateBenchDb(pgUrl: string, name: string): Promise<boolean> {
+  try {
+    await createBenchDb(pgUrl, name);
+    return true;
+  } catch (e) {
+    console.log(`PostgreSQL at ${pgUrl} is not available (${e instanceof Error ? e.message : e}): skipping the PostgreSQL run`);
+    return false;
+  }
 }
 
 /** Drops the database `name`; a failure is printed, not thrown. */

@@ -8,73 +8,19 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import { CredentialVault } from "../../src/crypto/credential-vault.ts";
 import { loadOrCreateSealKeyPair } from "../../src/crypto/seal-key-pair.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { credentials } from "../../src/db/schema.ts";
 import { copyOfTemplate } from "../support/databases.ts";
+import { ADMIN_TOKEN, MAIN, serviceEnv, startService } from "../support/service-process.ts";
 
-const MAIN = resolve(import.meta.dir, "../../src/main.ts");
-const ADMIN_TOKEN = "startup-admin-token-0123456789";
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-
-function env(extra: Record<string, string>): Record<string, string> {
-  return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", PORT: "0", HOST: "127.0.0.1", ADMIN_TOKEN, LOG_LEVEL: "info", ...extra };
-}
-
-interface Running {
-  url: string;
-  lines: string[];
-  stop(): Promise<number>;
-}
-
-/** Starts the service and waits for its "listening" line. */
-async function start(extra: Record<string, string>): Promise<Running> {
-  const proc = Bun.spawn(["bun", MAIN], { env: env(extra), stdout: "pipe", stderr: "pipe" });
-  const lines: string[] = [];
-  const reader = proc.stdout.getReader();
-  const decoder = new TextDecoder();
-  let buffered = "";
-  const deadline = Date.now() + 20_000;
-  let url: string | null = null;
-  while (!url) {
-    if (Date.now() > deadline) throw new Error(`the service did not start: ${lines.join("\n")}`);
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`the service exited: ${lines.join("\n")} ${await new Response(proc.stderr).text()}`);
-    buffered += decoder.decode(value, { stream: true });
-    let nl: number;
-    while ((nl = buffered.indexOf("\n")) >= 0) {
-      const line = buffered.slice(0, nl);
-      buffered = buffered.slice(nl + 1);
-      lines.push(line);
-      const j = JSON.parse(line);
-      if (j.msg === "listening") url = j.url;
-    }
-  }
-  // Keep reading so the pipe never fills up.
-  const drain = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      lines.push(...decoder.decode(value).split("\n").filter(Boolean));
-    }
-  })();
-  return {
-    url: url!,
-    lines,
-    async stop() {
-      proc.kill("SIGTERM");
-      const code = await proc.exited;
-      await drain;
-      return code;
-    },
-  };
-}
 
 async function json(url: string, method: string, body: unknown, headers: Record<string, string>) {
   const res = await fetch(url, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -88,7 +34,7 @@ describe("seal key at service start-up", () => {
     const keyFile = join(dataDir, "seal-key.json");
     expect(existsSync(keyFile)).toBe(false);
 
-    const first = await start({ DATA_DIR: dataDir });
+    const first = await startService({ DATA_DIR: dataDir }, 20_000);
     const secret = `startup-secret-${randomBytes(16).toString("hex")}`;
     let agentId: string;
     try {
@@ -112,7 +58,7 @@ describe("seal key at service start-up", () => {
     const keyBytes = readFileSync(keyFile);
     expect(first.lines.join("\n")).not.toContain(secret);
 
-    const second = await start({ DATA_DIR: dataDir });
+    const second = await startService({ DATA_DIR: dataDir }, 20_000);
     try {
       expect(second.lines.some((l) => l.includes("seal key pair generated"))).toBe(false);
       expect(second.lines.some((l) => JSON.parse(l).level === "warn" && l.includes("seal key"))).toBe(false);
@@ -141,7 +87,7 @@ describe("seal key at service start-up", () => {
     for (const [extra, message] of cases) {
       const dataDir = `/tmp/seal-startup-${randomBytes(6).toString("hex")}`;
       dirs.push(dataDir);
-      const proc = Bun.spawn(["bun", MAIN], { env: env({ DATA_DIR: dataDir, ...extra }), stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn(["bun", MAIN], { env: serviceEnv({ DATA_DIR: dataDir, ...extra }), stdout: "pipe", stderr: "pipe" });
       expect(await proc.exited).toBe(2);
       const stderr = await new Response(proc.stderr).text();
       expect(stderr).toContain(`configuration error: ${message}`);

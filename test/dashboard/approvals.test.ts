@@ -10,11 +10,10 @@ import type { Page } from "playwright-core";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { sharedPglite } from "../support/databases.ts";
 import { BTC_YES, newTrader, postIntent, type Trader } from "../support/payload.ts";
-import { launchChromium, screenshot, watchPage } from "./browser.ts";
+import { type DashboardSession, openDashboard, screenshot, signIn } from "./browser.ts";
 
 let t: TestApp;
-let server: ReturnType<typeof Bun.serve>;
-let chromium: Awaited<ReturnType<typeof launchChromium>>;
+let dashboard: DashboardSession;
 let page: Page;
 let problems: string[];
 let trader: Trader;
@@ -35,32 +34,22 @@ beforeAll(async () => {
   expect(small.status).toBe(201);
   belowThreshold = small.body.order_id;
   // The real service; the server only notes which decisions the page sends.
-  server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    idleTimeout: 60,
-    fetch(request) {
-      const m = /^\/v1\/orders\/(ord_[0-9a-z]{20})\/(approve|reject)$/.exec(new URL(request.url).pathname);
-      if (request.method === "POST" && m) decisions.push({ id: m[1], action: m[2], key: request.headers.get("x-api-key") });
-      return t.app.handle(request);
-    },
+  dashboard = await openDashboard((request) => {
+    const m = /^\/v1\/orders\/(ord_[0-9a-z]{20})\/(approve|reject)$/.exec(new URL(request.url).pathname);
+    if (request.method === "POST" && m) decisions.push({ id: m[1], action: m[2], key: request.headers.get("x-api-key") });
+    return t.app.handle(request);
   });
-  chromium = await launchChromium();
-  page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(10_000);
-  problems = watchPage(page, () => false);
+  ({ page, problems } = dashboard);
 }, 60_000);
 
 afterAll(async () => {
-  await chromium?.close();
-  server?.stop(true);
+  await dashboard?.close();
   await t?.app.stop();
 });
 
 test("the orders status filter offers pending_approval and the service accepts it", async () => {
-  await page.goto(`http://127.0.0.1:${server.port}/dashboard#orders`);
-  await page.locator("#api-key").fill(trader.key);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.goto(`${dashboard.base}/dashboard#orders`);
+  await signIn(page, trader.key);
   await page.locator(`#orders-table tr[data-order-id="${belowThreshold}"]`).waitFor();
   const select = page.locator("#order-filters select[name=status]");
   await select.selectOption("pending_approval");

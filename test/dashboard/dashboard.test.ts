@@ -6,21 +6,18 @@
  * errors and no failed requests; a screenshot of each view under test-output/dashboard/.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { sharedPglite } from "../support/databases.ts";
 import { hookedVenue } from "../support/hooked-venue.ts";
 import { approved, BTC_YES, DEM_YES, newTrader, postIntent, sign, submitSigned, type Trader } from "../support/payload.ts";
-import { launchChromium, screenshot, watchPage } from "./browser.ts";
+import { type DashboardSession, openDashboard, screenshot, signIn } from "./browser.ts";
 
 const KILL_DEADLINE_MS = 1500;
 
 let t: TestApp;
-let server: ReturnType<typeof Bun.serve>;
+let dashboard: DashboardSession;
 let base: string;
-let chromium: Awaited<ReturnType<typeof launchChromium>>;
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let problems: string[];
 let key: string;
@@ -60,22 +57,13 @@ beforeAll(async () => {
   expect(rejected.status).toBe(422);
   expect(rejected.body.failures.length).toBeGreaterThan(2);
 
-  // As main.ts: the idle timeout outlasts the event stream's keepalive, so the live stream is never cut.
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", idleTimeout: 60, fetch: t.app.handle });
-  base = `http://127.0.0.1:${server.port}`;
-  chromium = await launchChromium();
-  browser = chromium.browser;
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
-  page = await context.newPage();
-  page.setDefaultTimeout(10_000);
   // The service serves GET /v1/events: no error answer is expected at all.
-  problems = watchPage(page, () => false);
+  dashboard = await openDashboard(t.app.handle, { permissions: ["clipboard-read", "clipboard-write"] });
+  ({ base, page, problems } = dashboard);
 }, 60_000);
 
 afterAll(async () => {
-  await chromium?.close();
-  server?.stop(true);
+  await dashboard?.close();
   await t?.app.stop();
 });
 
@@ -83,13 +71,11 @@ test("sign in with an API key: kept in session storage only, never in the URL or
   await page.goto(`${base}/dashboard`);
   await page.locator("#api-key").waitFor();
   await screenshot(page, "0-sign-in");
-  await page.locator("#api-key").fill("bk_not_a_real_key");
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await signIn(page, "bk_not_a_real_key");
   await page.locator("#sign-in-error").getByText("not valid").waitFor();
   // That 401 was the point: take it off the list of problems.
   expect(problems.splice(0)).toEqual([expect.stringMatching(/\/v1\/agents\?limit=1 → 401$/)]);
-  await page.locator("#api-key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await signIn(page, key);
   await page.locator("#agents-list article").first().waitFor();
   expect(page.url()).not.toContain(key);
   expect(await page.evaluate(() => document.cookie)).toBe("");

@@ -12,11 +12,10 @@ import type { Page } from "playwright-core";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { sharedPglite } from "../support/databases.ts";
 import { approved, BTC_YES, newTrader, type Trader } from "../support/payload.ts";
-import { launchChromium, screenshot, watchPage } from "./browser.ts";
+import { type DashboardSession, openDashboard, screenshot, signIn } from "./browser.ts";
 
 let t: TestApp;
-let server: ReturnType<typeof Bun.serve>;
-let chromium: Awaited<ReturnType<typeof launchChromium>>;
+let dashboard: DashboardSession;
 let page: Page;
 let problems: string[];
 let trader: Trader;
@@ -75,38 +74,27 @@ function passThrough(res: Response, conn: Omit<Connection, "end" | "events">): R
 beforeAll(async () => {
   t = await createTestApp(await sharedPglite());
   trader = await newTrader(t);
-  server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    // As main.ts: the idle timeout outlasts the event stream's keepalive.
-    idleTimeout: 60,
-    async fetch(request) {
-      const url = new URL(request.url);
-      if (url.pathname !== "/v1/events") {
-        if (url.pathname.startsWith("/v1/")) apiRequests.push(Date.now());
-        return t.app.handle(request);
-      }
-      const res = await t.app.handle(request);
-      if (res.status !== 200) return res;
-      return passThrough(res, { key: request.headers.get("x-api-key"), lastEventId: request.headers.get("last-event-id") });
-    },
+  dashboard = await openDashboard(async (request) => {
+    const url = new URL(request.url);
+    if (url.pathname !== "/v1/events") {
+      if (url.pathname.startsWith("/v1/")) apiRequests.push(Date.now());
+      return t.app.handle(request);
+    }
+    const res = await t.app.handle(request);
+    if (res.status !== 200) return res;
+    return passThrough(res, { key: request.headers.get("x-api-key"), lastEventId: request.headers.get("last-event-id") });
   });
-  chromium = await launchChromium();
-  page = await chromium.browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.setDefaultTimeout(10_000);
-  problems = watchPage(page, () => false);
+  ({ page, problems } = dashboard);
 }, 60_000);
 
 afterAll(async () => {
-  await chromium?.close();
-  server?.stop(true);
+  await dashboard?.close();
   await t?.app.stop();
 });
 
 test("the page follows the real stream with the key in its header, refreshing at the stream's pace, not the poll's", async () => {
-  await page.goto(`http://127.0.0.1:${server.port}/dashboard`);
-  await page.locator("#api-key").fill(trader.key);
-  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.goto(`${dashboard.base}/dashboard`);
+  await signIn(page, trader.key);
   await page.locator("#live-status").getByText("following the event stream").waitFor();
   expect(connections.length).toBe(1);
   expect(connections[0]).toMatchObject({ key: trader.key, lastEventId: null });

@@ -15,7 +15,7 @@ import {
 } from "../../src/eip712/deposit-wallet-signature.ts";
 import { buildUnsignedOrder, randomSalt } from "../../src/eip712/order-typed-data.ts";
 import type { OrderMessage } from "../../src/venues/venue.ts";
-import { signDepositWalletOrder } from "../support/deposit-wallet.ts";
+import { signDepositWalletOrder, TYPED_DATA_SIGN_FIELDS } from "../support/deposit-wallet.ts";
 import { officialSignature } from "../support/official-client.ts";
 
 const owner = privateKeyToAccount(generatePrivateKey());
@@ -67,14 +67,7 @@ describe("deposit wallet signatures (type 3)", () => {
       const viemDigest = hashTypedData({
         domain: u.domain,
         types: {
-          TypedDataSign: [
-            { name: "contents", type: "Order" },
-            { name: "name", type: "string" },
-            { name: "version", type: "string" },
-            { name: "chainId", type: "uint256" },
-            { name: "verifyingContract", type: "address" },
-            { name: "salt", type: "bytes32" },
-          ],
+          TypedDataSign: TYPED_DATA_SIGN_FIELDS,
           Order: u.types.Order,
         },
         primaryType: "TypedDataSign",

@@ -10,20 +10,8 @@ import { orderDomainSeparator, orderHash } from "../../src/eip712/order-hash.ts"
 import { buildUnsignedOrder, EXCHANGE_V2, EXCHANGE_V3, NEG_RISK_EXCHANGE_V2, selectOrderDomain } from "../../src/eip712/order-typed-data.ts";
 import type { OrderMessage } from "../../src/venues/venue.ts";
 import { getContractConfig, officialTypedData } from "../support/official-client.ts";
+import { VECTOR_ORDER } from "../support/vector-order.ts";
 
-const VECTOR_MESSAGE: OrderMessage = {
-  salt: "123456789",
-  maker: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
-  signer: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
-  tokenId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
-  makerAmount: "100000000",
-  takerAmount: "50000000",
-  side: 0,
-  signatureType: 0,
-  timestamp: "1713398400000",
-  metadata: `0x${"0".repeat(64)}`,
-  builder: `0x${"0".repeat(64)}`,
-};
 
 /** Known vectors: the CONTRACT's (v1, standard exchange) and the same order under the other domains. */
 const VECTORS = [
@@ -67,7 +55,7 @@ describe("selectOrderDomain", () => {
 
   test("version defaults to v1; a chain without ExchangeV3 and a bad version or chain are refused", () => {
     expect(selectOrderDomain({ chainId: 137, negRisk: false })).toEqual(selectOrderDomain({ chainId: 137, negRisk: false, version: "v1" }));
-    expect(buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR_MESSAGE }).domain.version).toBe("2");
+    expect(buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR_ORDER }).domain.version).toBe("2");
     expect(() => selectOrderDomain({ chainId: 1, negRisk: false, version: "v2" })).toThrow(RangeError);
     expect(() => selectOrderDomain({ chainId: 137, negRisk: false, version: "v3" as any })).toThrow(RangeError);
     expect(() => selectOrderDomain({ chainId: 0, negRisk: false, version: "v1" })).toThrow(RangeError);
@@ -78,10 +66,10 @@ describe("order hash under both domains", () => {
   test("known vectors: equal to ours, viem's and the official client's hash", () => {
     const account = privateKeyToAccount(generatePrivateKey());
     for (const v of VECTORS) {
-      const unsigned = buildUnsignedOrder({ ...v, message: VECTOR_MESSAGE });
-      expect(orderHash({ ...v, message: VECTOR_MESSAGE })).toBe(v.hash);
+      const unsigned = buildUnsignedOrder({ ...v, message: VECTOR_ORDER });
+      expect(orderHash({ ...v, message: VECTOR_ORDER })).toBe(v.hash);
       expect(hashTypedData(unsigned as any)).toBe(v.hash);
-      const official = officialTypedData(unsigned.domain, { ...VECTOR_MESSAGE, side: "BUY" }, account);
+      const official = officialTypedData(unsigned.domain, { ...VECTOR_ORDER, side: "BUY" }, account);
       expect(official.typedData.domain).toEqual(unsigned.domain);
       expect(official.hash).toBe(v.hash);
     }

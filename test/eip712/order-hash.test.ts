@@ -10,21 +10,8 @@ import {
   randomSalt,
 } from "../../src/eip712/order-typed-data.ts";
 import type { OrderMessage } from "../../src/venues/venue.ts";
+import { VECTOR_ORDER, VECTOR_ORDER_HASH } from "../support/vector-order.ts";
 
-const VECTOR: OrderMessage = {
-  salt: "123456789",
-  maker: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
-  signer: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
-  tokenId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
-  makerAmount: "100000000",
-  takerAmount: "50000000",
-  side: 0,
-  signatureType: 0,
-  timestamp: "1713398400000",
-  metadata: ZERO_BYTES32,
-  builder: ZERO_BYTES32,
-};
-const VECTOR_HASH = "0x32961c48ddac87ed3582f8e02097cd0eff4fcf80460306bd44b3710438dfa64c";
 
 const randomBytes = (n: number) => crypto.getRandomValues(new Uint8Array(n));
 const randomUint = (bytes: number) => BigInt(bytesToHex(randomBytes(bytes))).toString();
@@ -50,18 +37,18 @@ function randomMessage(): OrderMessage {
 
 describe("orderHash", () => {
   test("contract vector", () => {
-    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR })).toBe(VECTOR_HASH);
-    expect(hashTypedData(buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR }))).toBe(VECTOR_HASH);
+    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR_ORDER })).toBe(VECTOR_ORDER_HASH);
+    expect(hashTypedData(buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR_ORDER }))).toBe(VECTOR_ORDER_HASH);
   });
 
   test("depends on the exchange and the chain", () => {
-    const negRisk = orderHash({ chainId: 137, negRisk: true, message: VECTOR });
-    const amoy = orderHash({ chainId: 80002, negRisk: false, message: VECTOR });
-    expect(negRisk).not.toBe(VECTOR_HASH);
-    expect(amoy).not.toBe(VECTOR_HASH);
+    const negRisk = orderHash({ chainId: 137, negRisk: true, message: VECTOR_ORDER });
+    const amoy = orderHash({ chainId: 80002, negRisk: false, message: VECTOR_ORDER });
+    expect(negRisk).not.toBe(VECTOR_ORDER_HASH);
+    expect(amoy).not.toBe(VECTOR_ORDER_HASH);
     expect(amoy).not.toBe(negRisk);
     // The cache keeps answers per chain and exchange, in any order of calls.
-    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR })).toBe(VECTOR_HASH);
+    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR_ORDER })).toBe(VECTOR_ORDER_HASH);
   });
 
   test("equals viem's hashTypedData on random orders (chains 137 and 80002, both exchanges)", () => {
@@ -78,7 +65,7 @@ describe("orderHash", () => {
   test("extreme field values equal viem's", () => {
     const max = ((1n << 256n) - 1n).toString();
     const message: OrderMessage = {
-      ...VECTOR,
+      ...VECTOR_ORDER,
       salt: "0",
       tokenId: max,
       makerAmount: max,
@@ -97,7 +84,7 @@ describe("orderHash", () => {
     const values = ["0", "1", "255", "256", "4294967295", "4294967296", "9007199254740991", "9007199254740992", "9007199254740993", "9999999999999999", "10000000000000000", "18446744073709551616"];
     for (let round = 0; round < 2; round++) {
       for (const v of values) {
-        const message: OrderMessage = { ...VECTOR, salt: v, makerAmount: v, takerAmount: values[(values.indexOf(v) + 3) % values.length], timestamp: v, tokenId: v };
+        const message: OrderMessage = { ...VECTOR_ORDER, salt: v, makerAmount: v, takerAmount: values[(values.indexOf(v) + 3) % values.length], timestamp: v, tokenId: v };
         expect(orderHash({ chainId: 137, negRisk: false, message })).toBe(hashTypedData(buildUnsignedOrder({ chainId: 137, negRisk: false, message })));
       }
     }
@@ -105,16 +92,16 @@ describe("orderHash", () => {
 
   test("a hex text accepted for one type is still checked as another", () => {
     const builder = `0x${"12".repeat(32)}` as `0x${string}`;
-    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR, builder } })).not.toThrow();
-    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR, maker: builder } })).toThrow(TypeError);
-    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR, metadata: VECTOR.maker } })).toThrow(TypeError);
-    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR, salt: VECTOR.maker } })).toThrow(TypeError);
+    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR_ORDER, builder } })).not.toThrow();
+    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR_ORDER, maker: builder } })).toThrow(TypeError);
+    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR_ORDER, metadata: VECTOR_ORDER.maker } })).toThrow(TypeError);
+    expect(() => orderHash({ chainId: 137, negRisk: false, message: { ...VECTOR_ORDER, salt: VECTOR_ORDER.maker } })).toThrow(TypeError);
   });
 
   test("parts equal viem's domain separator and struct hash", () => {
-    const unsigned = buildUnsignedOrder({ chainId: 80002, negRisk: true, message: VECTOR });
+    const unsigned = buildUnsignedOrder({ chainId: 80002, negRisk: true, message: VECTOR_ORDER });
     expect(orderDomainSeparator(80002, true)).toBe(hashDomain({ domain: unsigned.domain, types: unsigned.types }));
-    expect(orderStructHash(VECTOR)).toBe(hashStruct({ data: unsigned.message, primaryType: "Order", types: unsigned.types }));
+    expect(orderStructHash(VECTOR_ORDER)).toBe(hashStruct({ data: unsigned.message, primaryType: "Order", types: unsigned.types }));
   });
 
   test("rejects malformed fields instead of hashing them", () => {
@@ -132,18 +119,18 @@ describe("orderHash", () => {
       { builder: `0x${"zz".repeat(32)}` },
     ];
     for (const patch of bad) {
-      const message = { ...VECTOR, ...patch } as OrderMessage;
+      const message = { ...VECTOR_ORDER, ...patch } as OrderMessage;
       expect(() => orderHash({ chainId: 137, negRisk: false, message })).toThrow();
     }
-    expect(() => orderHash({ chainId: 0, negRisk: false, message: VECTOR })).toThrow();
+    expect(() => orderHash({ chainId: 0, negRisk: false, message: VECTOR_ORDER })).toThrow();
     // A failed call leaves no state behind.
-    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR })).toBe(VECTOR_HASH);
+    expect(orderHash({ chainId: 137, negRisk: false, message: VECTOR_ORDER })).toBe(VECTOR_ORDER_HASH);
   });
 });
 
 describe("buildUnsignedOrder and randomSalt", () => {
   test("the typed data has the contract's shape", () => {
-    const unsigned = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR });
+    const unsigned = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR_ORDER });
     expect(unsigned.primaryType).toBe("Order");
     expect(unsigned.domain).toEqual({
       name: "Polymarket CTF Exchange",
@@ -166,12 +153,12 @@ describe("buildUnsignedOrder and randomSalt", () => {
     expect(json).toEqual(unsigned);
     expect(typeof json.message.salt).toBe("string");
     expect(typeof json.message.side).toBe("number");
-    expect(hashTypedData(json)).toBe(VECTOR_HASH);
+    expect(hashTypedData(json)).toBe(VECTOR_ORDER_HASH);
   });
 
   test("the types are ORDER_TYPES, fresh on every call", () => {
-    const a = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR });
-    const b = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR });
+    const a = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR_ORDER });
+    const b = buildUnsignedOrder({ chainId: 137, negRisk: false, message: VECTOR_ORDER });
     expect(a.types).toEqual(ORDER_TYPES as unknown as typeof a.types);
     expect(a.types).not.toBe(b.types);
     expect(a.types.Order[0]).not.toBe(b.types.Order[0]);

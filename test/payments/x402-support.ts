@@ -9,6 +9,7 @@ import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import { authorizationTypes } from "@x402/evm";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import { sql } from "drizzle-orm";
+import { expect } from "bun:test";
 import { randomBytes } from "node:crypto";
 import type { LocalAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -100,6 +101,23 @@ export async function handPayment(account: LocalAccount, o: HandMade = {}): Prom
     accepted: { ...REQUIREMENTS, ...(o.accepted ?? {}) },
     payload: { authorization, signature },
   } as any);
+}
+
+/**
+ * Sends one payment with an intent twice (served or refused, then refused as used) and checks that
+ * no log line holds its signature, its header or any 65-byte hex string, while the requests were logged.
+ */
+export async function expectPaymentKeptOutOfLogs(t: TestApp): Promise<void> {
+  const a = newWallet();
+  const header = await handPayment(a);
+  const signature = JSON.parse(Buffer.from(header, "base64").toString()).payload.signature;
+  await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "payment-signature": header } });
+  await t.call("POST", "/v1/orders/intent", { body: intent(), headers: { "payment-signature": header } });
+  const logs = t.logs.join("\n");
+  expect(logs).toContain("request");
+  expect(logs).not.toContain(signature.slice(2, 40));
+  expect(logs).not.toContain(header.slice(0, 60));
+  expect(logs).not.toMatch(/[0-9a-fA-F]{130}/);
 }
 
 /** What a payer left in the database: payments, wallet agents, agents and orders. */

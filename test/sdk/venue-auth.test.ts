@@ -14,21 +14,11 @@ import { verifyL2Signature } from "../../src/venues/clob/l2-auth.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import { sharedPglite } from "../support/databases.ts";
 import { DEM_YES } from "../support/payload.ts";
+import { VECTOR_ORDER } from "../support/vector-order.ts";
 import { newOrgClient, serveTestApp, type LiveService } from "./serve.ts";
 
-const message = {
-  salt: "123456789",
-  maker: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
-  signer: "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
-  tokenId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
-  makerAmount: "100000000",
-  takerAmount: "50000000",
-  side: 0,
-  signatureType: 0,
-  timestamp: "1713398400000",
-  metadata: `0x${"0".repeat(64)}`,
-  builder: `0x${"ab".repeat(32)}`,
-} as const;
+/** The CONTRACT 6 vector's order with a builder code. */
+const message = { ...VECTOR_ORDER, builder: `0x${"ab".repeat(32)}` as const };
 
 describe("venue_auth building blocks", () => {
   test("the L2 signature matches CONTRACT 11.2's known vector", () => {

@@ -17,7 +17,7 @@ export interface ServiceProcess {
   lines: string[];
   exited: Promise<number>;
   signal(sig: "SIGTERM" | "SIGINT" | "SIGKILL"): void;
-  /** SIGTERM, then the exit code. */
+  /** SIGTERM, then the exit code once the process has exited and its output is all in `lines`. */
   stop(): Promise<number>;
   stderr(): Promise<string>;
 }
@@ -55,7 +55,7 @@ export async function startService(extra: Record<string, string>, timeoutMs = 30
     }
   }
   // Keep reading so the pipe never fills up.
-  void (async () => {
+  const drain = (async () => {
     for (;;) {
       const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
       if (done) return;
@@ -75,7 +75,9 @@ export async function startService(extra: Record<string, string>, timeoutMs = 30
     signal: (sig) => proc.kill(sig),
     async stop() {
       proc.kill("SIGTERM");
-      return proc.exited;
+      const code = await proc.exited;
+      await drain;
+      return code;
     },
     stderr,
   };

@@ -6,12 +6,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ApiKeyCreds, ClobClient, OrderBuilder, OrderType, Side, SignatureTypeV2 } from "@polymarket/clob-client-v2";
-import { createWalletClient, custom, type Hex } from "viem";
+import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { ClobVenue } from "../../src/venues/clob/clob-venue.ts";
 import { orderHash } from "../../src/venues/paper/paper-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import markets from "../../fixtures/markets.json" with { type: "json" };
+import { officialSigner } from "../support/official-client.ts";
 
 const KEYS = {
   alice: "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
@@ -31,15 +32,7 @@ const NO: string = PLAIN.tokens[1].token_id;
 const NEG = (markets as any[]).find((m) => m.accepting_orders && m.neg_risk);
 const NEG_YES: string = NEG.tokens[0].token_id;
 
-const signer = (key: Hex) =>
-  createWalletClient({
-    account: privateKeyToAccount(key),
-    transport: custom({
-      request: async () => {
-        throw new Error("no node: signing is local");
-      },
-    }),
-  });
+const signer = (key: Hex) => officialSigner(privateKeyToAccount(key));
 
 let sim: VenueSim;
 

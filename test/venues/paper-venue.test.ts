@@ -6,6 +6,7 @@ import { toUnits } from "../../src/domain/units.ts";
 import { loadMarketsFile, MarketsFileError, parseMarkets } from "../../src/venues/markets-file.ts";
 import { orderHash, PaperVenue } from "../../src/venues/paper/paper-venue.ts";
 import type { OrderMessage, OrderType, VenueCredentials } from "../../src/venues/venue.ts";
+import { VECTOR_ORDER, VECTOR_ORDER_HASH } from "../support/vector-order.ts";
 
 const ADDR = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" as const;
 const ZERO32 = `0x${"00".repeat(32)}` as const;
@@ -230,23 +231,7 @@ describe("PaperVenue cancel and getOrder", () => {
   });
 
   test("orderHash matches the CONTRACT 6 vector", () => {
-    const h = orderHash(
-      {
-        salt: "123456789",
-        maker: ADDR,
-        signer: ADDR,
-        tokenId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
-        makerAmount: "100000000",
-        takerAmount: "50000000",
-        side: 0,
-        signatureType: 0,
-        timestamp: "1713398400000",
-        metadata: ZERO32,
-        builder: ZERO32,
-      },
-      { chainId: 137, negRisk: false },
-    );
-    expect(h).toBe("0x32961c48ddac87ed3582f8e02097cd0eff4fcf80460306bd44b3710438dfa64c");
+    expect(orderHash(VECTOR_ORDER, { chainId: 137, negRisk: false })).toBe(VECTOR_ORDER_HASH);
   });
 
   test("GTD orders expire at their expiration", async () => {

@@ -14,31 +14,16 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type ApiKeyCreds, ClobClient, createL2Headers, type OrderType, orderToJsonV2 } from "@polymarket/clob-client-v2";
-import { createWalletClient, custom, type Hex } from "viem";
+import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BrokerClient, buildCancelAllVenueAuth, buildCancelVenueAuth, VenueRejectedError, type PayloadIntentAnswer } from "../../packages/sdk/src/client.ts";
-import { loadConfig } from "../../src/config.ts";
-import { createVenue } from "../../src/venues/create-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
-import markets from "../../fixtures/markets.json" with { type: "json" };
 import { redactFields } from "../../src/observability/redaction.ts";
-import { ADMIN_TOKEN } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { type LiveService, serveTestApp } from "../sdk/serve.ts";
+import { agentOfWallet, clobVenueAt, TOKEN, walletOf } from "./clob-service.ts";
 
-const MARKET = (markets as any[]).find((m) => m.accepting_orders && !m.closed && !m.neg_risk && m.tick_size === "0.01");
-const TOKEN: string = MARKET.tokens[0].token_id;
 const LIMITS = { daily_volume_usdc: 100_000, capital_usdc: 100_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, duplicate_window_s: 0 };
-
-const walletOf = (key: Hex) =>
-  createWalletClient({
-    account: privateKeyToAccount(key),
-    transport: custom({
-      request: async () => {
-        throw new Error("no node: signing is local");
-      },
-    }),
-  });
 
 type Wallet = ReturnType<typeof walletOf>;
 interface Owner {
@@ -69,10 +54,9 @@ describeEachDatabase("payload-mode cancels with the owner's venue_auth, VENUE=cl
   const call = (method: string, path: string, o: { key?: string; body?: unknown; raw?: string } = {}) => live.t.call(method, path, o);
 
   beforeAll(async () => {
-    const config = loadConfig({ ADMIN_TOKEN, VENUE: "clob", VENUE_URL: sim.url });
-    const venue = await createVenue(config);
+    const { venue, env } = await clobVenueAt(sim.url);
     expect(venue.name).toBe("clob");
-    live = await serveTestApp(await database(), { venue, env: { VENUE: "clob", VENUE_URL: sim.url } });
+    live = await serveTestApp(await database(), { venue, env });
   });
   afterAll(async () => {
     // The owner's headers were passed through and forgotten: no log line holds them.
@@ -91,15 +75,7 @@ describeEachDatabase("payload-mode cancels with the owner's venue_auth, VENUE=cl
     return { pk, wallet, creds, client: new ClobClient({ host: sim.url, chain: 137, signer: wallet, creds }) };
   }
 
-  async function agentFor(o: Owner) {
-    const made = await live.t.call("POST", "/v1/orgs", { body: { name: "pcancel" }, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(made.status).toBe(201);
-    const key: string = made.body.api_key.key;
-    const agent = await call("POST", "/v1/agents", { key, body: { wallet_address: o.wallet.account.address } });
-    expect(agent.status).toBe(201);
-    expect((await call("PATCH", `/v1/agents/${agent.body.id}/limits`, { key, body: LIMITS })).status).toBe(200);
-    return { key, agentId: agent.body.id as string };
-  }
+  const agentFor = (o: Owner) => agentOfWallet(live.t, o.wallet.account.address, LIMITS);
 
   /** An intent signed with viem and submitted with the official client's venue_auth: open at the venue. */
   async function placeOpen(o: Owner, key: string, agentId: string, price: number): Promise<{ order_id: string; order_hash: string }> {

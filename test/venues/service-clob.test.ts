@@ -12,29 +12,13 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { ClobClient, createL2Headers, OrderType, orderToJsonV2 } from "@polymarket/clob-client-v2";
-import { createWalletClient, custom, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { loadConfig } from "../../src/config.ts";
-import { createVenue } from "../../src/venues/create-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
-import markets from "../../fixtures/markets.json" with { type: "json" };
-import { ADMIN_TOKEN, createTestApp, type TestApp } from "../support/app.ts";
+import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
+import { agentOfWallet, clobVenueAt, MARKET, TOKEN, walletOf } from "./clob-service.ts";
 
-// A plain 0.01-tick market: Yes bids 0.48, asks 0.50.
-const MARKET = (markets as any[]).find((m) => m.accepting_orders && !m.closed && !m.neg_risk && m.tick_size === "0.01");
-const TOKEN: string = MARKET.tokens[0].token_id;
 const LIMITS = { daily_volume_usdc: 100_000, capital_usdc: 100_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600 };
-
-const walletOf = (key: Hex) =>
-  createWalletClient({
-    account: privateKeyToAccount(key),
-    transport: custom({
-      request: async () => {
-        throw new Error("no node: signing is local");
-      },
-    }),
-  });
 
 let sim: VenueSim;
 beforeAll(() => {
@@ -48,26 +32,16 @@ describeEachDatabase("the service on VENUE=clob against the venue simulator", (_
   let t: TestApp;
 
   beforeAll(async () => {
-    const config = loadConfig({ ADMIN_TOKEN, VENUE: "clob", VENUE_URL: sim.url });
+    const { config, venue, env } = await clobVenueAt(sim.url);
     expect(config.venue).toBe("clob");
-    const venue = await createVenue(config);
     expect(venue.name).toBe("clob");
-    t = await createTestApp(await database(), { venue, env: { VENUE: "clob", VENUE_URL: sim.url } });
+    t = await createTestApp(await database(), { venue, env });
   });
   afterAll(async () => {
     await t?.app.stop();
   });
 
-  async function agentWith(wallet: string) {
-    const org = await t.call("POST", "/v1/orgs", { body: { name: "clob" }, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
-    expect(org.status).toBe(201);
-    const key: string = org.body.api_key.key;
-    const agent = await t.call("POST", "/v1/agents", { key, body: { wallet_address: wallet } });
-    expect(agent.status).toBe(201);
-    const patched = await t.call("PATCH", `/v1/agents/${agent.body.id}/limits`, { key, body: LIMITS });
-    expect(patched.status).toBe(200);
-    return { key, agentId: agent.body.id as string };
-  }
+  const agentWith = (wallet: string) => agentOfWallet(t, wallet, LIMITS);
 
   test("markets come from the venue, with their version", async () => {
     const res = await t.call("GET", `/v1/markets/${TOKEN}`);
