@@ -3,13 +3,14 @@
  * signature deadline and orders pending approval past their approval deadline,
  * pruning the event log past EVENTS_RETENTION_H, reconciling orders whose venue
  * state is unsettled, and killing agents whose heartbeat deadline passed (the
- * last two once at start-up, then periodically). Each job runs alone (never two
- * overlapping runs) and logs, never throws.
+ * last two once at start-up, then periodically); and, once at start-up, running
+ * again every kill a crash interrupted (its `kills` row not completed). Each job
+ * runs alone (never two overlapping runs) and logs, never throws.
  */
 import type { Services } from "./app.ts";
 
 export interface Jobs {
-  /** Resolves when the start-up reconciliation and heartbeat sweep have finished. */
+  /** Resolves when the start-up reconciliation, the interrupted kills and the heartbeat sweep have finished. */
   started: Promise<void>;
   /** No new runs; resolves when the runs under way have finished. */
   stop(): Promise<void>;
@@ -19,7 +20,7 @@ export function startJobs(
   services: Services,
   opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number; heartbeatEveryMs?: number } = {},
 ): Jobs {
-  const { logger, orders, eventLog, clock, config, heartbeats } = services;
+  const { logger, orders, eventLog, clock, config, heartbeats, kill } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
   const runs = new Set<Promise<void>>();
   let stopped = false;
@@ -55,8 +56,20 @@ export function startJobs(
   // killed at once), then every second.
   const heartbeat = every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep());
   const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
+  // Kills a crash interrupted (docs/decisions.md "Kills resumed at start-up"): once, before the first
+  // heartbeat sweep, so an interrupted heartbeat kill is finished under its own row, not killed twice.
+  const resumeKills = (async () => {
+    try {
+      const result = await kill.resumeUnfinished();
+      if (result.resumed || result.failed) logger.info("job resume_kills", result);
+    } catch (error) {
+      logger.error("job resume_kills failed", { error });
+    }
+  })();
+  runs.add(resumeKills);
+  void resumeKills.finally(() => runs.delete(resumeKills));
   return {
-    started: Promise.all([reconcile(), heartbeat()]).then(() => undefined),
+    started: Promise.all([reconcile(), resumeKills.then(() => heartbeat())]).then(() => undefined),
     async stop() {
       stopped = true;
       for (const t of timers) clearInterval(t);

@@ -164,19 +164,30 @@ export const riskDecisions = pgTable(
   (t) => [index("risk_decisions_agent_idx").on(t.agentId, t.createdAt), index("risk_decisions_org_idx").on(t.orgId, t.createdAt)],
 );
 
-export const kills = pgTable("kills", {
-  id: text("id").primaryKey(),
-  orgId: text("org_id").notNull(),
-  agentId: text("agent_id").notNull(),
-  reason: text("reason"),
-  startedAt: ts("started_at").notNull(),
-  completedAt: ts("completed_at"),
-  cancelled: jsonb("cancelled").$type<string[]>().notNull(),
-  /** Orders that had already matched at the venue when the kill reached them. */
-  filled: jsonb("filled").$type<string[]>().notNull().default([]),
-  failed: jsonb("failed").$type<string[]>().notNull(),
-  credentialsDeleted: boolean("credentials_deleted").notNull().default(false),
-});
+/**
+ * One row per kill, written when the kill starts (before any venue call; `completed_at` null) and
+ * completed at its end: a row still without `completed_at` at start-up is a kill a crash interrupted,
+ * run again then (KillService.resumeUnfinished).
+ */
+export const kills = pgTable(
+  "kills",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    reason: text("reason"),
+    /** The breaker reason the kill trips (`kill` or `heartbeat`), so a resumed kill trips the same; null on rows older than it. */
+    breakerReason: text("breaker_reason").$type<"kill" | "heartbeat">(),
+    startedAt: ts("started_at").notNull(),
+    completedAt: ts("completed_at"),
+    cancelled: jsonb("cancelled").$type<string[]>().notNull(),
+    /** Orders that had already matched at the venue when the kill reached them. */
+    filled: jsonb("filled").$type<string[]>().notNull().default([]),
+    failed: jsonb("failed").$type<string[]>().notNull(),
+    credentialsDeleted: boolean("credentials_deleted").notNull().default(false),
+  },
+  (t) => [index("kills_unfinished_idx").on(t.startedAt).where(sql`${t.completedAt} is null`)],
+);
 
 /** Replays of POST answers per caller and Idempotency-Key, for 24 hours. */
 export const idempotencyKeys = pgTable(

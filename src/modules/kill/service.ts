@@ -2,19 +2,27 @@
  * The kill switch (docs/api.md#post-v1agentsidkill): trip the breaker at once, cancel every
  * open order concurrently under one deadline, fail and flag what the venue did
  * not confirm in time, then delete delegated credentials irreversibly.
+ *
+ * The kill is durable before the venue is called: its `kills` row is written when it starts
+ * (`completed_at` null), concurrently with the breaker's write, and every venue call and order
+ * write of the kill waits for it. The row is completed, with the `kill` event, at the end. A row a
+ * crash left unfinished is run again at start-up (`resumeUnfinished`, src/jobs.ts), under the same
+ * kill id, through the same path (docs/decisions.md "Kills resumed at start-up").
  */
+import { asc, eq, isNull } from "drizzle-orm";
 import type { KillResult } from "../../../actors/agent-actor.ts";
-import type { CredentialPort } from "../../../actors/ports.ts";
+import type { CredentialPort, KillPorts } from "../../../actors/ports.ts";
 import type { Clock } from "../../domain/clock.ts";
 import { newId } from "../../domain/ids.ts";
 import type { VenueCredentials } from "../../domain/venue-credentials.ts";
+import { NotFoundError } from "../../errors/errors.ts";
 import type { Db } from "../../db/database.ts";
 import { events, kills } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
 import type { ServiceMetrics } from "../../observability/metrics.ts";
 import type { Venue, VenueAuth } from "../../venues/venue.ts";
-import { type AgentService, toAgentModel } from "../agents/service.ts";
+import { type Actor, type AgentService, toAgentModel } from "../agents/service.ts";
 import { cancelAllPorts } from "./cancel-all-ports.ts";
 import { type CancelOne, cancelWithRetry } from "./cancel-with-retry.ts";
 
@@ -38,13 +46,23 @@ export class KillService {
     },
   ) {}
 
-  /** `breaker`: the breaker's reason, `kill` for the endpoint, `heartbeat` for a missed heartbeat (same kill otherwise). */
-  async kill(caller: Caller, agentId: string, reason: string | null, opts: { breaker?: "kill" | "heartbeat"; venueAuth?: VenueAuth } = {}) {
+  /**
+   * `breaker`: the breaker's reason, `kill` for the endpoint, `heartbeat` for a missed heartbeat (same kill otherwise).
+   * `resume`: the unfinished kill row a crash left (resumeUnfinished): the same kill id and start, a new deadline from now.
+   */
+  async kill(
+    caller: Caller,
+    agentId: string,
+    reason: string | null,
+    opts: { breaker?: "kill" | "heartbeat"; venueAuth?: VenueAuth; resume?: { killId: string; startedAt: number } } = {},
+  ) {
     const { agents, metrics, logger, clock } = this.deps;
-    const startedAt = clock.now();
-    const deadlineAt = startedAt + this.deps.deadlineMs;
+    const runStartedAt = clock.now();
+    const startedAt = opts.resume?.startedAt ?? runStartedAt;
+    const deadlineAt = runStartedAt + this.deps.deadlineMs;
     const actor = await agents.actorFor(caller, agentId);
-    const killId = newId("kil", startedAt);
+    const killId = opts.resume?.killId ?? newId("kil", startedAt);
+    const breakerReason = opts.breaker ?? "kill";
 
     // The cancellations wait for the credentials, which are opened only after the breaker tripped.
     let provide!: (c: VenueCredentials | undefined) => void;
@@ -81,8 +99,41 @@ export class KillService {
       });
     }
 
+    // The kill's row is written before any venue call or order write of the kill: both wait for it.
+    let recorded!: () => void;
+    const written = new Promise<void>((resolve) => (recorded = resolve));
+    const durable = afterWrite(ports, written);
+
     // 1. The breaker trips here, synchronously, before anything else happens (no venue call, no read).
-    const running = actor.kill(ports, { deadlineAt, concurrency: this.deps.concurrency, reason: opts.breaker ?? "kill" });
+    const running = actor.kill(durable, { deadlineAt, concurrency: this.deps.concurrency, reason: breakerReason });
+    // 1b. The unfinished kill row, alongside the actor's breaker write (a resumed kill has its row).
+    if (opts.resume) recorded();
+    else {
+      this.deps.db
+        .insert(kills)
+        .values({
+          id: killId,
+          orgId: caller.orgId,
+          agentId,
+          reason,
+          breakerReason,
+          startedAt: new Date(startedAt),
+          completedAt: null,
+          cancelled: [],
+          filled: [],
+          failed: [],
+          credentialsDeleted: false,
+        })
+        .onConflictDoNothing()
+        .then(
+          () => recorded(),
+          (error: unknown) => {
+            // The kill goes on (cancelling matters more than its record); the end of the kill inserts the row.
+            logger.error("kill: the kill record was not stored at the start", { kill_id: killId, agent_id: agentId, error });
+            recorded();
+          },
+        );
+    }
     // 2. Delegated credentials are opened once for the whole fan-out and wiped when it ends; the
     //    actor deletes the stored ciphertext after the cancellations.
     //    They stay open after the answer only while the fills of the cancelled orders are read.
@@ -123,20 +174,20 @@ export class KillService {
       agent: toAgentModel(actor.view()),
     };
     try {
-      // The kill record and its `kill` event (the answer) in one transaction.
+      // The kill record completed and its `kill` event (the answer) in one transaction (inserted
+      // whole if its start was not stored).
+      const outcome = {
+        completedAt: new Date(completedAt),
+        cancelled: result.cancelled,
+        filled: result.filled,
+        failed: result.failed,
+        credentialsDeleted: result.credentialsDeleted,
+      };
       await this.deps.db.transaction(async (tx) => {
-        await tx.insert(kills).values({
-          id: killId,
-          orgId: caller.orgId,
-          agentId,
-          reason,
-          startedAt: new Date(startedAt),
-          completedAt: new Date(completedAt),
-          cancelled: result.cancelled,
-          filled: result.filled,
-          failed: result.failed,
-          credentialsDeleted: result.credentialsDeleted,
-        });
+        await tx
+          .insert(kills)
+          .values({ id: killId, orgId: caller.orgId, agentId, reason, breakerReason, startedAt: new Date(startedAt), ...outcome })
+          .onConflictDoUpdate({ target: kills.id, set: outcome });
         await tx.insert(events).values({ orgId: caller.orgId, agentId, type: "kill", data: { ...answer, reason }, createdAt: new Date(completedAt) });
       });
       this.deps.onEvents?.();
@@ -144,19 +195,81 @@ export class KillService {
       // The kill has happened: a failed audit row must not turn its answer into an error.
       logger.error("kill: the kill record was not stored", { kill_id: killId, agent_id: agentId, error });
     }
-    metrics.killDurationSeconds.observe((completedAt - startedAt) / 1000);
+    metrics.killDurationSeconds.observe((completedAt - runStartedAt) / 1000);
     metrics.killOrdersTotal.inc({ outcome: "cancelled" }, result.cancelled.length);
     metrics.killOrdersTotal.inc({ outcome: "failed" }, result.failed.length);
     metrics.killOrdersTotal.inc({ outcome: "filled" }, result.filled.length);
     logger.info("kill switch", {
       kill_id: killId,
       agent_id: agentId,
-      breaker_reason: opts.breaker ?? "kill",
+      breaker_reason: breakerReason,
+      resumed: opts.resume ? true : undefined,
       cancelled: result.cancelled.length,
       failed: result.failed.length,
       credentials_deleted: result.credentialsDeleted,
-      ms: completedAt - startedAt,
+      ms: completedAt - runStartedAt,
     });
     return answer;
   }
+
+  /**
+   * At start-up: every kill a crash left unfinished (its row without `completed_at`) is run again for
+   * its agent, under its own kill id: the orders still active are cancelled (an order the venue
+   * already cancelled is answered "already cancelled" and ends `cancelled`), the rows are moved
+   * through the actor, the row is completed and its `kill` event written. Agents in parallel; an
+   * agent's kills one after another (its actor chains them).
+   */
+  async resumeUnfinished(): Promise<{ resumed: number; failed: number }> {
+    const { db, agents, logger, clock } = this.deps;
+    const rows = await db.select().from(kills).where(isNull(kills.completedAt)).orderBy(asc(kills.startedAt));
+    const outcomes = await Promise.all(
+      rows.map(async (row) => {
+        const system: Caller = { kind: "api_key", orgId: row.orgId, keyId: "kill-resume", agentId: null };
+        const breaker = row.breakerReason === "heartbeat" ? "heartbeat" : "kill";
+        logger.warn("kill: resuming a kill a restart interrupted", { kill_id: row.id, agent_id: row.agentId, breaker_reason: breaker });
+        let actor: Actor;
+        try {
+          actor = await agents.actorFor(system, row.agentId);
+        } catch (error) {
+          if (!(error instanceof NotFoundError)) throw error;
+          // The agent is gone: nothing to cancel; the row is closed so it is not tried again.
+          await db.update(kills).set({ completedAt: new Date(clock.now()) }).where(eq(kills.id, row.id));
+          logger.warn("kill: the agent of an interrupted kill no longer exists", { kill_id: row.id, agent_id: row.agentId });
+          return false;
+        }
+        // A heartbeat kill ends the dead-man switch as the sweep's own does, and keeps the sweep from killing twice.
+        const claimed = breaker === "heartbeat" && (await actor.claimHeartbeatKill());
+        try {
+          await this.kill(system, row.agentId, row.reason, { breaker, resume: { killId: row.id, startedAt: row.startedAt.getTime() } });
+          if (claimed) await actor.heartbeatKillEnded(true);
+          return true;
+        } catch (error) {
+          if (claimed) await actor.heartbeatKillEnded(false);
+          throw error;
+        }
+      }).map((p, i) =>
+        p.catch((error: unknown) => {
+          logger.error("kill: resuming an interrupted kill failed", { kill_id: rows[i].id, agent_id: rows[i].agentId, error });
+          return null;
+        }),
+      ),
+    );
+    return { resumed: outcomes.filter((o) => o === true).length, failed: outcomes.filter((o) => o === null).length };
+  }
+}
+
+/** `ports`, with every venue cancellation and every order write waiting for `written` (the kill's row). */
+function afterWrite(ports: KillPorts, written: Promise<void>): KillPorts {
+  return {
+    cancelAtVenue: async (order, signal) => {
+      // Bounded by the kill's deadline: a database that does not answer cannot hold the cancels past it.
+      await Promise.race([written, new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })))]);
+      if (signal.aborted) return { status: "failed" };
+      return ports.cancelAtVenue(order, signal);
+    },
+    saveOutcomes: async (outcomes) => {
+      await written;
+      return ports.saveOutcomes(outcomes);
+    },
+  };
 }
