@@ -1,6 +1,7 @@
 /** Starts the service: configuration, database (migrated), venue, HTTP server. */
 import { createApp, createServices } from "./app.ts";
 import { startJobs } from "./jobs.ts";
+import { restorePaperOrders } from "./restore-paper-orders.ts";
 import { assertSignatureBackend } from "./eip712/secp256k1.ts";
 import { installShutdown } from "./shutdown.ts";
 import { type Config, ConfigError, loadConfig } from "./config.ts";
@@ -59,6 +60,9 @@ async function main() {
   // (the original outcome, or the request runs once) instead of answering 409 for a day.
   const interrupted = await services.idempotency.interruptInFlight();
   if (interrupted) logger.warn("idempotency keys interrupted by the last stop", { count: interrupted });
+  // The paper venue's books are in memory: the orders resting on it before this start rest again,
+  // before the server takes requests and before reconciliation reads the venue.
+  await restorePaperOrders(services);
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
   // reserved against their agents' limits until it settles them.
   const jobs = startJobs(services);

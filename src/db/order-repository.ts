@@ -4,7 +4,7 @@
  * also append to the order's history.
  */
 import type { StatusPatch } from "../domain/order-status.ts";
-import { and, desc, eq, inArray, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db, RunStatement } from "./database.ts";
 import { events, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
 import { decodeCursor, pageOf } from "../http/pagination.ts";
@@ -15,6 +15,8 @@ import { type Clock, systemClock } from "../domain/clock.ts";
 export type OrderRow = typeof orders.$inferSelect;
 export type NewOrderRow = typeof orders.$inferInsert;
 export type NewDecisionRow = typeof riskDecisions.$inferInsert;
+/** What restoring an order that rests at the venue needs of its row (OrderRepository.restingAtVenue). */
+export type RestingOrderRow = Pick<OrderRow, "id" | "mode" | "orderType" | "expiration" | "venueOrderId" | "orderHash" | "typedData" | "filledUnits" | "createdAt">;
 
 
 export class OrderRepository {
@@ -215,6 +217,29 @@ export class OrderRepository {
       .from(orders)
       .where(and(eq(orders.status, "pending_approval"), lte(orders.approvalDeadline, now)))
       .limit(limit);
+  }
+
+  /**
+   * Orders that rest at the venue as far as this database knows: `open` GTC and GTD orders (partly
+   * filled ones too) with their stored message, oldest first. The composition root hands them back to
+   * the paper venue at start-up (docs/decisions.md, "The paper venue restores its resting orders").
+   */
+  async restingAtVenue(): Promise<RestingOrderRow[]> {
+    return this.db
+      .select({
+        id: orders.id,
+        mode: orders.mode,
+        orderType: orders.orderType,
+        expiration: orders.expiration,
+        venueOrderId: orders.venueOrderId,
+        orderHash: orders.orderHash,
+        typedData: orders.typedData,
+        filledUnits: orders.filledUnits,
+        createdAt: orders.createdAt,
+      })
+      .from(orders)
+      .where(and(eq(orders.status, "open"), inArray(orders.orderType, ["GTC", "GTD"]), isNotNull(orders.typedData)))
+      .orderBy(asc(orders.createdAt), asc(orders.id));
   }
 
   /** Orders whose venue state is not settled: `submitting` (crash before or during the call) and `unknown` (timeout). */

@@ -137,6 +137,35 @@ export interface SubmitInput {
   owner: string;
 }
 
+/**
+ * An order that rested on this venue before a restart, as the service recorded it (docs/decisions.md,
+ * "The paper venue restores its resting orders"): plain data, the venue knows nothing of where it comes from.
+ */
+export interface RestingOrderRecord {
+  /** The id the venue gave it when it was posted (its EIP-712 hash). */
+  venue_order_id: string;
+  /** The order's EIP-712 message as it was posted: token, side, price and size come from it, as in submit. */
+  order: OrderMessage;
+  order_type: OrderType;
+  /** Unix seconds as a decimal string; "0" for none. Only GTD orders expire. */
+  expiration: string;
+  /** USDC already filled, 10^-6 units (the service's filled amount). */
+  filled_usdc: bigint;
+  /** The owner the order is recorded under. */
+  owner: string;
+  /** When it was posted, epoch milliseconds: restored orders keep this time priority among themselves. */
+  created_at: number;
+}
+
+export interface RestoreReport {
+  /** Venue order ids now resting again (or recorded as matched when nothing was left of them). */
+  restored: string[];
+  /** Records not restored, with the reason. */
+  skipped: { venue_order_id: string; reason: string }[];
+  /** Seeded orders taken off the books because a restored order crossed them. */
+  withdrawn: number;
+}
+
 export interface PaperVenueOptions {
   /** Chain id of the EIP-712 domain used for order ids (default 137). */
   chainId?: number;
@@ -282,15 +311,9 @@ export class PaperVenue implements Venue {
     if (market.closed || !market.active) return { ok: false, error: "market is closed" };
     if (!market.accepting_orders) return { ok: false, error: "market is not accepting orders" };
 
-    const makerAmount = BigInt(order.makerAmount);
-    const takerAmount = BigInt(order.takerAmount);
-    if (makerAmount <= 0n || takerAmount <= 0n) return { ok: false, error: "makerAmount and takerAmount must be positive" };
-    const side: BookSide = order.side === 0 ? "buy" : "sell";
-    // Both amounts are 6-decimal units, so price (10^-6 units) = usdc * 10^6 / shares.
-    const usdc = side === "buy" ? makerAmount : takerAmount;
-    const size = side === "buy" ? takerAmount : makerAmount;
-    if ((usdc * PRICE_ONE) % size !== 0n) return { ok: false, error: "order price has more than 6 decimals" };
-    const price = (usdc * PRICE_ONE) / size;
+    const terms = orderTerms(order);
+    if ("error" in terms) return { ok: false, error: terms.error };
+    const { side, price, size } = terms;
     const tick = toUnits(market.tick_size, PRICE_DECIMALS);
     if (price < tick || price > PRICE_ONE - tick) {
       return { ok: false, error: `price ${fromUnits(price, PRICE_DECIMALS)} is outside [${market.tick_size}, ${fromUnits(PRICE_ONE - tick, PRICE_DECIMALS)}]` };
@@ -374,6 +397,117 @@ export class PaperVenue implements Venue {
       this.log(this.cancels, { order_id: id, reason: "killed", remaining, at: now });
     }
     return { ok: true, venue_order_id: id, status: rec.status, filled_usdc: fromUnits(rec.filled_usdc) };
+  }
+
+  /**
+   * Puts orders that rested here before a restart back on their books, without matching: each rests
+   * with its size less what filled (the filled USDC at its own price, shares rounded up, so it can never
+   * trade past what was signed), behind the seeded levels and in the records' created order. The last trade price is not restored. A record
+   * that would cross an order restored before it is skipped (two resting orders never cross); a seeded
+   * level a restored order crosses is taken off the book (it was taken before the restart, or the order
+   * would not have rested). Call it once, before the first order is submitted.
+   */
+  restore(records: readonly RestingOrderRecord[]): RestoreReport {
+    const report: RestoreReport = { restored: [], skipped: [], withdrawn: 0 };
+    // Oldest first; records posted in the same millisecond keep the order they were given in (a stable sort).
+    const sorted = [...records].sort((a, b) => a.created_at - b.created_at);
+    /** Per token, the best restored bid and ask resting so far. */
+    const best = new Map<string, { bid: bigint | null; ask: bigint | null }>();
+    for (const r of sorted) {
+      const skip = (reason: string) => report.skipped.push({ venue_order_id: r.venue_order_id, reason });
+      if (typeof r.venue_order_id !== "string" || r.venue_order_id === "") {
+        skip("no venue order id");
+        continue;
+      }
+      if (this.orders.has(r.venue_order_id)) {
+        skip("already known");
+        continue;
+      }
+      const bad = validateOrderMessage(r.order);
+      if (bad) {
+        skip(bad);
+        continue;
+      }
+      if (r.order_type !== "GTC" && r.order_type !== "GTD") {
+        skip(`a ${String(r.order_type)} order does not rest`);
+        continue;
+      }
+      let expiration = 0;
+      if (r.order_type === "GTD") {
+        if (typeof r.expiration !== "string" || !UINT_RE.test(r.expiration)) {
+          skip("GTD order needs an expiration");
+          continue;
+        }
+        expiration = Number(r.expiration);
+      }
+      const tokenId = BigInt(r.order.tokenId).toString();
+      const entry = this.byToken.get(tokenId);
+      if (!entry) {
+        skip(`no market for token ${r.order.tokenId}`);
+        continue;
+      }
+      const terms = orderTerms(r.order);
+      if ("error" in terms) {
+        skip(terms.error);
+        continue;
+      }
+      const { side, price, size } = terms;
+      if (typeof r.filled_usdc !== "bigint" || r.filled_usdc < 0n) {
+        skip("filled_usdc must be a non-negative bigint");
+        continue;
+      }
+      const sides = best.get(tokenId) ?? { bid: null, ask: null };
+      if (side === "buy" ? sides.ask !== null && price >= sides.ask : sides.bid !== null && price <= sides.bid) {
+        skip("crosses an order restored before it");
+        continue;
+      }
+      // Shares filled, from the USDC filled at the order's own price, rounded up: an order that filled
+      // at a better price as a taker rests with no more than its signed maker amount left.
+      const filledShares = min(size, (r.filled_usdc * PRICE_ONE + price - 1n) / price);
+      const remaining = size - filledShares;
+      const rec: PaperOrder = {
+        id: r.venue_order_id,
+        token_id: tokenId,
+        condition_id: entry.market.condition_id,
+        outcome: entry.outcome,
+        side,
+        price,
+        original_size: size,
+        filled_size: filledShares,
+        filled_usdc: r.filled_usdc,
+        status: remaining > 0n ? "live" : "matched",
+        order_type: r.order_type,
+        expiration,
+        owner: r.owner,
+        maker: r.order.maker,
+        created_at: r.created_at,
+      };
+      this.orders.set(rec.id, rec);
+      if (remaining > 0n) {
+        this.books.get(tokenId)!.add({ id: rec.id, side, price, size: remaining, expiresAt: expiration });
+        if (side === "buy") sides.bid = sides.bid === null || price > sides.bid ? price : sides.bid;
+        else sides.ask = sides.ask === null || price < sides.ask ? price : sides.ask;
+        best.set(tokenId, sides);
+      }
+      report.restored.push(rec.id);
+    }
+    // Seeded levels that a restored order crosses leave the book, with no trade.
+    if (best.size) {
+      for (const rec of this.orders.values()) {
+        if (rec.owner !== PAPER_BOOK_OWNER || rec.status !== "live") continue;
+        const sides = best.get(rec.token_id);
+        if (!sides) continue;
+        const crossed = rec.side === "sell" ? sides.bid !== null && rec.price <= sides.bid : sides.ask !== null && rec.price >= sides.ask;
+        if (!crossed) continue;
+        this.books.get(rec.token_id)?.remove(rec.id);
+        rec.status = "cancelled";
+        report.withdrawn++;
+      }
+      // GTD orders that expired while the service was down leave now, as expired.
+      const now = this.now();
+      for (const tokenId of best.keys()) this.expire(this.books.get(tokenId)!, now);
+    }
+    return report;
   }
 
   /** Cancels a resting order. A filled, killed or cancelled order is "done". */
@@ -497,4 +631,21 @@ export class PaperVenue implements Venue {
 
 function checkSignal(opts?: CallOptions): void {
   if (opts?.signal?.aborted) throw new VenueUnavailableError("venue call aborted", { cause: opts.signal.reason });
+}
+
+/** Side, limit price (10^-6 units) and size (shares, 10^-6 units) of a well-formed order message, or why it has none. */
+function orderTerms(order: OrderMessage): { side: BookSide; price: bigint; size: bigint } | { error: string } {
+  const makerAmount = BigInt(order.makerAmount);
+  const takerAmount = BigInt(order.takerAmount);
+  if (makerAmount <= 0n || takerAmount <= 0n) return { error: "makerAmount and takerAmount must be positive" };
+  const side: BookSide = order.side === 0 ? "buy" : "sell";
+  // Both amounts are 6-decimal units, so price (10^-6 units) = usdc * 10^6 / shares.
+  const usdc = side === "buy" ? makerAmount : takerAmount;
+  const size = side === "buy" ? takerAmount : makerAmount;
+  if ((usdc * PRICE_ONE) % size !== 0n) return { error: "order price has more than 6 decimals" };
+  return { side, price: (usdc * PRICE_ONE) / size, size };
+}
+
+function min(a: bigint, b: bigint): bigint {
+  return a < b ? a : b;
 }
