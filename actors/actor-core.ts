@@ -33,6 +33,8 @@ export interface ActorCore<L extends ActorLimits, R extends StoredOrder> {
   finishPlacement(orderId: string): ((outcome: VenueOutcome) => Promise<void>) | undefined;
   mayPlace(): Promise<boolean>;
   isInflight(orderId: string): boolean;
+  /** Whether a client's cancel of this order is running in this process (run-cancel.ts). */
+  isCancelling(orderId: string): boolean;
   recordVenueResult(ok: boolean): Promise<void>;
   transition(orderId: string, patch: OrderPatch): Promise<void>;
   expire(orderId: string, phase?: "awaiting_signature" | "pending_approval"): Promise<boolean>;

@@ -7,7 +7,7 @@
  *
  * This file holds the state and the mailbox; the order path's message handlers live in their own
  * modules (run-intent.ts, run-submit-signed.ts, place-order.ts, run-cancel.ts, approval-decision.ts,
- * reconcile-order.ts, kill-ports.ts, cancel-for-kill.ts, settle-late-fills.ts), which reach the
+ * reconcile-order.ts, reconcile-cancel.ts, kill-ports.ts, cancel-for-kill.ts, settle-late-fills.ts), which reach the
  * state through ActorCore (actor-core.ts); the bookkeeping is pure functions (order-counts.ts,
  * runaway-guard.ts, venue-outcome.ts).
  */
@@ -42,6 +42,7 @@ import type {
   VenueAuthPassThrough,
   VenueCancelResult,
 } from "./ports.ts";
+import { reconcileCancel } from "./reconcile-cancel.ts";
 import { reconcileOrder } from "./reconcile-order.ts";
 import type { Evictable } from "./registry.ts";
 import type { ReserveRequest, ReserveResult } from "./reserve-request.ts";
@@ -98,6 +99,8 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   readonly writes = new Map<string, Promise<void>>();
   /** @internal (ActorCore) Venue calls in flight, by order id; resolve when the outcome is recorded. */
   readonly inflight = new Map<string, Promise<void>>();
+  /** Client cancels running, by order id (how many): reconciliation leaves their orders alone. */
+  private readonly cancelling = new Map<string, number>();
   private killChain: Promise<unknown> = Promise.resolve();
   /** Kills running or queued: the actor is never evicted under one. */
   private killsRunning = 0;
@@ -323,6 +326,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     return this.inflight.has(orderId);
   }
 
+  /** Whether a client's cancel of this order is running in this process. */
+  isCancelling(orderId: string): boolean {
+    return this.cancelling.has(orderId);
+  }
+
   /** The finisher of a delegated order's placement, opened by reserve(). */
   finishPlacement(orderId: string): ((outcome: VenueOutcome) => Promise<void>) | undefined {
     return this.finishers.get(orderId);
@@ -530,7 +538,16 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * credentials (payload mode at a venue that needs the owner's keys to cancel).
    */
   cancel(row: R, venueAuth?: VenueAuthPassThrough): Promise<Placed<R>> {
-    return this.mailbox.admit(() => runCancel(this, row, venueAuth));
+    return this.mailbox.admit(async () => {
+      this.cancelling.set(row.id, (this.cancelling.get(row.id) ?? 0) + 1);
+      try {
+        return await runCancel(this, row, venueAuth);
+      } finally {
+        const n = (this.cancelling.get(row.id) ?? 1) - 1;
+        if (n > 0) this.cancelling.set(row.id, n);
+        else this.cancelling.delete(row.id);
+      }
+    });
   }
 
   /**
@@ -641,10 +658,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   /**
    * Settles a `submitting` or `unknown` order against the venue: an order the venue knows takes the
    * venue's status; one it does not know never reached it and is rejected (its reservation released).
-   * Nothing is ever re-posted; an order whose venue call is in flight here is left alone.
+   * Nothing is ever re-posted; an order whose venue call is in flight here is left alone. An `open`
+   * order whose client cancel was sent and not settled takes the venue's state (reconcile-cancel.ts).
    */
   reconcile(row: R): Promise<ReconcileResult> {
-    return reconcileOrder(this, row);
+    return row.status === "open" && row.cancelRequestedAt ? reconcileCancel(this, row) : reconcileOrder(this, row);
   }
 
 

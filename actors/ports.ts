@@ -161,6 +161,8 @@ export interface StoredOrder {
   expiration: string;
   signatureDeadline: Date | null;
   approvalDeadline?: Date | null;
+  /** When a client's cancel was sent to the venue and not yet settled (OrderStore.markCancelRequested). */
+  cancelRequestedAt?: Date | null;
   typedData: { domain: OrderDomain; primaryType: "Order"; message: OrderMessage } | null;
 }
 
@@ -220,6 +222,14 @@ export interface OrderStore<R extends StoredOrder = StoredOrder> {
   transitionMany(ids: string[], from: OrderStatus[], to: OrderStatus, reason: string, patch?: StatusPatch): Promise<string[]>;
   /** Records a larger filled amount learned from the venue, without changing the status. */
   setFilled(id: string, status: OrderStatus, filledUnits: bigint): Promise<boolean>;
+  /**
+   * Durably records, before the venue is called, that a client's cancel of the order is being sent
+   * (the status does not change). Resolves the marker's time after commit, or null when the order
+   * is no longer in one of `from`.
+   */
+  markCancelRequested(id: string, from: OrderStatus[]): Promise<Date | null>;
+  /** Clears the marker written at `at` (not a later one), once the venue is known not to have cancelled the order. */
+  clearCancelRequested(id: string, at: Date): Promise<boolean>;
 }
 
 /** What a venue answered to a placement. */

@@ -1,4 +1,9 @@
-/** A client's cancellation of one order. */
+/**
+ * A client's cancellation of one order. One at the venue is recorded on the row first
+ * (`markCancelRequested`, the status unchanged), so a crash after the venue's cancel and before the
+ * row's update leaves an order reconciliation settles (reconcile-cancel.ts); the marker is cleared
+ * when the venue answered that it did not cancel.
+ */
 import { filledUnitsOf } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
 import { LOCAL_STATUSES } from "./local-statuses.ts";
@@ -27,15 +32,28 @@ export async function runCancel<L extends ActorLimits, R extends StoredOrder>(ac
   const venueOrderId = row.venueOrderId ?? row.orderHash;
   if ((row.status === "open" || row.status === "unknown") && venueOrderId) {
     const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
+    // The database is written before the venue is called.
+    const marked = await p.orders.markCancelRequested(row.id, ["open", "unknown"]);
+    if (!marked) {
+      const now = await p.orders.get(row.id);
+      return { kind: "invalid_state", detail: `an order that is ${now?.status} cannot be cancelled`, status: now?.status };
+    }
     let result: VenueCancelResult;
     try {
       result = venueAuth
         ? await p.venue.cancelOrder({ venue_order_id: venueOrderId, venue_auth: { ...venueAuth, address: venueAuth.address ?? row.typedData?.message.signer ?? actor.profile.signerAddress } }, timeout())
         : await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) => p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, timeout()));
     } catch {
+      // Not answered: the cancel may have reached the venue. The marker stays, and reconciliation reads
+      // the venue's state of the order (cancelled, filled, or still live: the marker is cleared).
       return { kind: "venue_unavailable", detail: "the venue could not be reached to cancel the order; nothing was changed, try again" };
     }
     if (!result.ok) {
+      // The venue answered that it did not cancel: the order stays as it is, without the marker.
+      await p.orders.clearCancelRequested(row.id, marked).catch(() => {
+        // Left set, reconciliation reads the order at the venue and clears it.
+        p.observer.warn("cancel: the cancel marker could not be cleared", { order_id: row.id });
+      });
       // A rate limit or a server error of the venue changed nothing: unavailable (503, with the
       // venue's Retry-After), safe to retry; any other refusal is the venue's answer about the order.
       if (result.status !== undefined && (result.status === 429 || result.status >= 500)) {

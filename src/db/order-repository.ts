@@ -128,6 +128,27 @@ export class OrderRepository {
     return changed;
   }
 
+  /** Marks a client cancel as sent (before the venue call); the marker's time, or null when the order is not in one of `from`. */
+  async markCancelRequested(id: string, from: OrderStatus[]): Promise<Date | null> {
+    const at = new Date(this.clock.now());
+    const rows = await this.db
+      .update(orders)
+      .set({ cancelRequestedAt: at })
+      .where(and(eq(orders.id, id), inArray(orders.status, from)))
+      .returning({ id: orders.id });
+    return rows.length ? at : null;
+  }
+
+  /** Clears the marker written at `at`: a later client cancel's marker stays. */
+  async clearCancelRequested(id: string, at: Date): Promise<boolean> {
+    const rows = await this.db
+      .update(orders)
+      .set({ cancelRequestedAt: null })
+      .where(and(eq(orders.id, id), eq(orders.cancelRequestedAt, at)))
+      .returning({ id: orders.id });
+    return rows.length > 0;
+  }
+
   async list(opts: { orgId: string; agentId?: string; status?: OrderStatus; limit: number; cursor?: string }) {
     const cursor = decodeCursor(opts.cursor);
     const rows = await this.db
@@ -242,9 +263,17 @@ export class OrderRepository {
       .orderBy(asc(orders.createdAt), asc(orders.id));
   }
 
-  /** Orders whose venue state is not settled: `submitting` (crash before or during the call) and `unknown` (timeout). */
+  /**
+   * Orders whose venue state is not settled: `submitting` (crash before or during the call), `unknown`
+   * (timeout), and `open` ones whose client cancel was sent to the venue and not settled (a crash
+   * after the venue call, or a call that was not answered).
+   */
   async unsettled(limit = 500): Promise<OrderRow[]> {
-    return this.db.select().from(orders).where(inArray(orders.status, ["submitting", "unknown"])).limit(limit);
+    return this.db
+      .select()
+      .from(orders)
+      .where(or(inArray(orders.status, ["submitting", "unknown"]), and(eq(orders.status, "open"), isNotNull(orders.cancelRequestedAt))))
+      .limit(limit);
   }
 }
 

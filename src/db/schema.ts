@@ -124,6 +124,14 @@ export const orders = pgTable(
     venueOrderId: text("venue_order_id"),
     filledUnits: units("filled_units").notNull().default(sql`0`),
     flaggedForReview: boolean("flagged_for_review").notNull().default(false),
+    /**
+     * When a client's cancel of this open or unknown order was sent to the venue (written before the
+     * call); cleared when the venue is known not to have cancelled it. Reconciliation reads the venue
+     * for `open` orders that carry it, so a crash between the venue's cancel and the row's update does
+     * not leave the order open (docs/decisions.md, "Client cancels recorded before the venue call").
+     * Never shown by the API; on an order that ended it is only a record.
+     */
+    cancelRequestedAt: ts("cancel_requested_at"),
     clientOrderId: text("client_order_id"),
     decisionId: text("decision_id"),
     /**
@@ -145,6 +153,8 @@ export const orders = pgTable(
     // Status first, then the signature deadline: the expiry sweep (status awaiting_signature, deadline
     // passed) reads only the expired entries instead of every order awaiting a signature.
     index("orders_status_deadline_idx").on(t.status, t.signatureDeadline),
+    // Open orders whose client cancel has not been settled, for reconciliation; empty on the intent path.
+    index("orders_cancel_requested_idx").on(t.cancelRequestedAt).where(sql`${t.cancelRequestedAt} is not null and ${t.status} = 'open'`),
   ],
 );
 

@@ -134,8 +134,10 @@ export class OrderService {
   }
 
   /**
-   * Settles `submitting` and `unknown` orders against the venue, each through its agent's actor.
-   * Orders whose venue call is still in flight in this process are left alone.
+   * Settles `submitting` and `unknown` orders against the venue, each through its agent's actor, and
+   * `open` ones whose client cancel was sent to the venue and not settled (cancelled or filled there,
+   * or still live: the marker is cleared). Orders whose venue call (or client cancel) is still in
+   * flight in this process are left alone.
    */
   async reconcile(): Promise<{ settled: number; pending: number }> {
     const { repo, agents, logger } = this.deps;

@@ -1,0 +1,2 @@
+ALTER TABLE "orders" ADD COLUMN "cancel_requested_at" timestamp with time zone;--> statement-breakpoint
+CREATE INDEX "orders_cancel_requested_idx" ON "orders" USING btree ("cancel_requested_at") WHERE "orders"."cancel_requested_at" is not null and "orders"."status" = 'open';
