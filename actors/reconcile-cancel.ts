@@ -1,7 +1,8 @@
 import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
 import type { ReconcileResult } from "./messages.ts";
-import type { ActorLimits, StoredOrder, VenueOrderView } from "./ports.ts";
+import type { ActorLimits, StoredOrder } from "./ports.ts";
+import { readVenueState } from "./read-venue-state.ts";
 import { settleOrder } from "./settle-order.ts";
 
 /**
@@ -19,18 +20,10 @@ export async function reconcileCancel<L extends ActorLimits, R extends StoredOrd
   if (actor.isCancelling(row.id)) return "pending";
   const venueOrderId = row.venueOrderId ?? row.orderHash;
   if (!venueOrderId) return "skipped";
-  let state: VenueOrderView | null;
-  try {
-    state = await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) =>
-      p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
-    );
-  } catch (error) {
-    if (error instanceof Error && error.name === "VenueRequestError") {
-      p.observer.warn("reconciliation: the venue refused to read the order", { order_id: row.id, error: error.message.slice(0, 200) });
-      return "skipped";
-    }
-    return "venue_down";
-  }
+  const read = await readVenueState(actor, row, venueOrderId);
+  if (read === "refused") return "skipped";
+  if (read === "venue_down") return "venue_down";
+  const { state } = read;
   if (!state) {
     // An order the venue acknowledged and no longer knows: nothing to conclude; it is read again next pass.
     p.observer.warn("reconciliation: the venue has no such order for a cancel that was not settled", { order_id: row.id });

@@ -23,6 +23,7 @@ import { serializePostOrderBody } from "../../src/venues/clob/clob-venue.ts";
 import { l2Headers } from "../../src/venues/clob/l2-auth.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import { ADMIN_TOKEN, type ServiceProcess, startService } from "../support/service-process.ts";
+import { ownPostgresDatabase } from "../support/own-postgres-database.ts";
 
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 2 ** 31);
 const KILLS = Number(process.env.CRASH_KILLS ?? 3);
@@ -263,22 +264,10 @@ describe("crash safety of the real process", () => {
     return { DATA_DIR: dataDir };
   });
   scenario("postgres", async () => {
-    const url = process.env.TEST_DATABASE_URL;
-    if (!url) return null;
-    // A database of its own on the same server: the other suites share TEST_DATABASE_URL's.
-    const { default: postgres } = await import("postgres");
-    const u = new URL(url);
-    const name = `${decodeURIComponent(u.pathname.slice(1)) || "postgres"}_crash`;
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.unsafe(`create database "${name}"`);
-    } finally {
-      await admin.end();
-    }
-    u.pathname = `/${name}`;
+    const databaseUrl = await ownPostgresDatabase("crash");
+    if (!databaseUrl) return null;
     const dataDir = mkdtempSync(join(tmpdir(), "brokerage-crash-"));
     dirs.push(dataDir);
-    return { DATABASE_URL: u.toString(), DATA_DIR: dataDir };
+    return { DATABASE_URL: databaseUrl, DATA_DIR: dataDir };
   });
 });

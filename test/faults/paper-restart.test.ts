@@ -18,6 +18,7 @@ import { randomBytes } from "node:crypto";
 import { privateKeyToAccount } from "viem/accounts";
 import markets from "../../fixtures/markets.json" with { type: "json" };
 import { ADMIN_TOKEN, type ServiceProcess, startService } from "../support/service-process.ts";
+import { ownPostgresDatabase } from "../support/own-postgres-database.ts";
 
 const ACCOUNT = privateKeyToAccount("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d");
 // A market with a spread of two ticks: a bid one tick above the best bid rests alone at its price.
@@ -149,22 +150,10 @@ describe("paper venue across a restart of the real process", () => {
     return { DATA_DIR: dataDir };
   });
   scenario("postgres", async () => {
-    const url = process.env.TEST_DATABASE_URL;
-    if (!url) return null;
-    // A database of its own on the same server: the other suites share TEST_DATABASE_URL's.
-    const { default: postgres } = await import("postgres");
-    const u = new URL(url);
-    const name = `${decodeURIComponent(u.pathname.slice(1)) || "postgres"}_paperrestart`;
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
-    try {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.unsafe(`create database "${name}"`);
-    } finally {
-      await admin.end();
-    }
-    u.pathname = `/${name}`;
+    const databaseUrl = await ownPostgresDatabase("paperrestart");
+    if (!databaseUrl) return null;
     const dataDir = mkdtempSync(join(tmpdir(), "brokerage-paper-restart-"));
     dirs.push(dataDir);
-    return { DATABASE_URL: u.toString(), DATA_DIR: dataDir };
+    return { DATABASE_URL: databaseUrl, DATA_DIR: dataDir };
   }, !process.env.TEST_DATABASE_URL);
 });

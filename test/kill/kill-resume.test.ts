@@ -6,36 +6,18 @@
  * and stores what it did before. PGlite, and PostgreSQL when TEST_DATABASE_URL is set.
  */
 import { expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { sql } from "drizzle-orm";
-import { type Database, openDatabase } from "../../src/db/database.ts";
+import type { Database } from "../../src/db/database.ts";
 import { startJobs } from "../../src/jobs.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
-import { copyOfTemplate, type DbKind, describeEachDatabase, postgresUrl, rowsOf, sharedPostgres } from "../support/databases.ts";
+import { describeEachDatabase, rowsOf } from "../support/databases.ts";
+import { freshDatabase, QUIET_JOBS } from "../support/fresh-database.ts";
 import { hookedVenue } from "../support/hooked-venue.ts";
 import { DEM_YES, getAgent, getOrder, newTrader, postIntent, type Trader } from "../support/payload.ts";
 
 const BUY = { market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.47 };
-const QUIET_JOBS = { expireEveryMs: 3_600_000, reconcileEveryMs: 3_600_000, heartbeatEveryMs: 3_600_000, pruneEventsEveryMs: 3_600_000 };
 const ANSWER_KEYS = ["agent", "agent_id", "cancelled", "completed_at", "credentials_deleted", "duration_ms", "failed", "filled", "kill_id", "started_at"].sort();
 
-/** A database of its own that can be closed and opened again (a restart): a PGlite directory, or new PostgreSQL connections. */
-function freshDatabase(kind: DbKind): { open: () => Promise<Database>; cleanup: () => void } {
-  let dir: string | null = null;
-  return {
-    async open() {
-      if (kind === "postgres") {
-        await sharedPostgres(); // migrated once per run
-        return openDatabase({ kind: "postgres", url: postgresUrl!, max: 4 });
-      }
-      dir ??= await copyOfTemplate();
-      return openDatabase({ kind: "pglite", dataDir: dir });
-    },
-    cleanup() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** A delegated agent (credentials stored, orders placed at the venue by the service) with two open orders. */
 async function delegatedWithOpenOrders(t: TestApp): Promise<{ tr: Trader; orderIds: string[] }> {

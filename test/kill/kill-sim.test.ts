@@ -13,10 +13,8 @@
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { rmSync } from "node:fs";
 import { eq } from "drizzle-orm";
 import type { Database } from "../../src/db/database.ts";
-import { openDatabase } from "../../src/db/database.ts";
 import { credentials, orders } from "../../src/db/schema.ts";
 import { newId } from "../../src/domain/ids.ts";
 import { startJobs } from "../../src/jobs.ts";
@@ -25,7 +23,8 @@ import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts
 import { type CallOptions, type CancelResult, type VenueCredentials, VenueUnavailableError } from "../../src/venues/venue.ts";
 import markets from "../../fixtures/markets.json" with { type: "json" };
 import { createTestApp, type TestApp, type TestResponse } from "../support/app.ts";
-import { copyOfTemplate, type DbKind, describeEachDatabase, postgresUrl, sharedPostgres } from "../support/databases.ts";
+import { describeEachDatabase } from "../support/databases.ts";
+import { freshDatabase } from "../support/fresh-database.ts";
 
 const SIGNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const KILL_DEADLINE_MS = 1000;
@@ -603,20 +602,3 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
   });
 });
 
-/** A database of its own that can be closed and opened again (a restart): a PGlite directory, or new PostgreSQL connections. */
-function freshDatabase(kind: DbKind): { open: () => Promise<Database>; cleanup: () => void } {
-  let dir: string | null = null;
-  return {
-    async open() {
-      if (kind === "postgres") {
-        await sharedPostgres(); // migrated once per run
-        return openDatabase({ kind: "postgres", url: postgresUrl!, max: 4 });
-      }
-      dir ??= await copyOfTemplate();
-      return openDatabase({ kind: "pglite", dataDir: dir });
-    },
-    cleanup() {
-      if (dir) rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
