@@ -24,13 +24,14 @@ export function startJobs(
   const timers: ReturnType<typeof setInterval>[] = [];
   const runs = new Set<Promise<void>>();
   let stopped = false;
-  const every = (name: string, ms: number, job: () => Promise<unknown>) => {
+  /** A job's run: never two at once, none once stopped, its result logged when anything happened, never throws. */
+  const job = (name: string, work: () => Promise<unknown>) => {
     let running = false;
     const once = async () => {
       if (running || stopped) return;
       running = true;
       try {
-        const result = await job();
+        const result = await work();
         if (result && typeof result === "object" && Object.values(result).some((v) => v)) logger.info(`job ${name}`, result as Record<string, unknown>);
       } catch (error) {
         logger.error(`job ${name} failed`, { error });
@@ -38,11 +39,16 @@ export function startJobs(
         running = false;
       }
     };
-    const run = () => {
+    return () => {
       const p = once();
       runs.add(p);
       return p.finally(() => runs.delete(p));
     };
+  };
+  /** A job run every `ms` from now on (and whenever the returned run is called). */
+  const every = (name: string, ms: number, work: () => Promise<unknown>) => {
+    const run = job(name, work);
+    if (stopped) return run;
     const timer = setInterval(run, ms);
     (timer as { unref?: () => void }).unref?.();
     timers.push(timer);
@@ -52,24 +58,16 @@ export function startJobs(
   every("prune_events", opts.pruneEventsEveryMs ?? 10 * 60_000, async () => ({
     pruned: await eventLog.prune(new Date(clock.now() - config.eventsRetentionH * 3600_000)),
   }));
-  // The dead-man switch: at start-up (an agent that became overdue while the service was down is
-  // killed at once), then every second.
-  const heartbeat = every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep());
   const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
-  // Kills a crash interrupted (docs/decisions.md "Kills resumed at start-up"): once, before the first
-  // heartbeat sweep, so an interrupted heartbeat kill is finished under its own row, not killed twice.
-  const resumeKills = (async () => {
-    try {
-      const result = await kill.resumeUnfinished();
-      if (result.resumed || result.failed) logger.info("job resume_kills", result);
-    } catch (error) {
-      logger.error("job resume_kills failed", { error });
-    }
-  })();
-  runs.add(resumeKills);
-  void resumeKills.finally(() => runs.delete(resumeKills));
+  // Kills a crash interrupted (docs/decisions.md "Kills resumed at start-up"), once. The dead-man
+  // switch starts after them (its first sweep at once: an agent that became overdue while the service
+  // was down is killed; then every second), so an interrupted heartbeat kill is finished under its own
+  // row, never killed a second time by a sweep that came first.
+  const heartbeat = job("resume_kills", () => kill.resumeUnfinished())().then(() =>
+    every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep())(),
+  );
   return {
-    started: Promise.all([reconcile(), resumeKills.then(() => heartbeat())]).then(() => undefined),
+    started: Promise.all([reconcile(), heartbeat]).then(() => undefined),
     async stop() {
       stopped = true;
       for (const t of timers) clearInterval(t);

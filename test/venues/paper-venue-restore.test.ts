@@ -5,12 +5,12 @@
  */
 import { beforeEach, describe, expect, test } from "bun:test";
 import { toUnits } from "../../src/domain/units.ts";
+import { paperOrderMessage } from "./paper-order-message.ts";
 import { PaperVenue, type RestingOrderRecord } from "../../src/venues/paper/paper-venue.ts";
 import type { OrderMessage, OrderType } from "../../src/venues/venue.ts";
 
 const ADDR = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" as const;
 const OTHER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as const;
-const ZERO32 = `0x${"00".repeat(32)}` as const;
 const SIG = `0x${"ab".repeat(65)}` as const;
 const YES = "11111111111111111111111111111111111111111111111111111111111111111111111111111";
 
@@ -45,25 +45,7 @@ const ENTRIES = [
   },
 ];
 
-let salt = 1;
-function msg(side: "buy" | "sell", price: string, shares: string, signer: `0x${string}` = ADDR): OrderMessage {
-  const p = toUnits(price, 6);
-  const s = toUnits(shares, 6);
-  const usdc = (s * p) / 1_000_000n;
-  return {
-    salt: String(salt++),
-    maker: signer,
-    signer,
-    tokenId: YES,
-    makerAmount: String(side === "buy" ? usdc : s),
-    takerAmount: String(side === "buy" ? s : usdc),
-    side: side === "buy" ? 0 : 1,
-    signatureType: 0,
-    timestamp: String(1_800_000_000_000 + salt),
-    metadata: ZERO32,
-    builder: ZERO32,
-  };
-}
+const msg = (side: "buy" | "sell", price: string, shares: string, signer: `0x${string}` = ADDR): OrderMessage => paperOrderMessage(YES, side, price, shares, signer);
 
 let nowMs = 1_800_000_000_000;
 const clock = { now: () => nowMs };

@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { toUnits } from "../../src/domain/units.ts";
+import { paperOrderMessage } from "./paper-order-message.ts";
 import { loadMarketsFile, MarketsFileError, parseMarkets } from "../../src/venues/markets-file.ts";
 import { orderHash, PaperVenue } from "../../src/venues/paper/paper-venue.ts";
 import type { OrderMessage, OrderType, VenueCredentials } from "../../src/venues/venue.ts";
 import { VECTOR_ORDER, VECTOR_ORDER_HASH } from "../support/vector-order.ts";
 
 const ADDR = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266" as const;
-const ZERO32 = `0x${"00".repeat(32)}` as const;
 const SIG = `0x${"ab".repeat(65)}` as const;
 const CREDS: VenueCredentials = { api_key: "k", api_secret: "s", passphrase: "p", address: ADDR };
 
@@ -68,26 +68,7 @@ const ENTRIES = [
   ]),
 ];
 
-let salt = 1;
-/** An order message for `shares` at `price`, amounts computed exactly as CONTRACT 6 does. */
-function msg(tokenId: string, side: "buy" | "sell", price: string, shares: string): OrderMessage {
-  const p = toUnits(price, 6);
-  const s = toUnits(shares, 6);
-  const usdc = (s * p) / 1_000_000n;
-  return {
-    salt: String(salt++),
-    maker: ADDR,
-    signer: ADDR,
-    tokenId,
-    makerAmount: String(side === "buy" ? usdc : s),
-    takerAmount: String(side === "buy" ? s : usdc),
-    side: side === "buy" ? 0 : 1,
-    signatureType: 0,
-    timestamp: String(1_800_000_000_000 + salt),
-    metadata: ZERO32,
-    builder: ZERO32,
-  };
-}
+const msg = (tokenId: string, side: "buy" | "sell", price: string, shares: string): OrderMessage => paperOrderMessage(tokenId, side, price, shares);
 
 let nowMs = 1_800_000_000_000;
 let venue: PaperVenue;

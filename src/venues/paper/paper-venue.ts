@@ -415,10 +415,6 @@ export class PaperVenue implements Venue {
     const best = new Map<string, { bid: bigint | null; ask: bigint | null }>();
     for (const r of sorted) {
       const skip = (reason: string) => report.skipped.push({ venue_order_id: r.venue_order_id, reason });
-      if (typeof r.venue_order_id !== "string" || r.venue_order_id === "") {
-        skip("no venue order id");
-        continue;
-      }
       if (this.orders.has(r.venue_order_id)) {
         skip("already known");
         continue;
@@ -452,10 +448,6 @@ export class PaperVenue implements Venue {
         continue;
       }
       const { side, price, size } = terms;
-      if (typeof r.filled_usdc !== "bigint" || r.filled_usdc < 0n) {
-        skip("filled_usdc must be a non-negative bigint");
-        continue;
-      }
       const sides = best.get(tokenId) ?? { bid: null, ask: null };
       if (side === "buy" ? sides.ask !== null && price >= sides.ask : sides.bid !== null && price <= sides.bid) {
         skip("crosses an order restored before it");
