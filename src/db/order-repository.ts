@@ -181,7 +181,7 @@ export class OrderRepository {
         .set({
           status: to,
           updatedAt: now,
-          history: sql`${orders.history} || ${JSON.stringify(entry)}::jsonb`,
+          history: appendHistory(entry),
           ...(patch.venueOrderId !== undefined ? { venueOrderId: patch.venueOrderId } : {}),
           ...(patch.filledUnits !== undefined ? { filledUnits: patch.filledUnits } : {}),
           ...(patch.flaggedForReview !== undefined ? { flaggedForReview: patch.flaggedForReview } : {}),
@@ -207,7 +207,7 @@ export class OrderRepository {
         .set({
           status: to,
           updatedAt: now,
-          history: sql`${orders.history} || ${JSON.stringify(entry)}::jsonb`,
+          history: appendHistory(entry),
           ...(patch.flaggedForReview !== undefined ? { flaggedForReview: patch.flaggedForReview } : {}),
         })
         .where(and(inArray(orders.id, ids), inArray(orders.status, from)))
@@ -288,6 +288,9 @@ export function asCreated(row: OrderRow): OrderRow {
   return { ...row, status: first.status, history: [first], updatedAt: row.createdAt, venueOrderId: null, filledUnits: 0n, flaggedForReview: false };
 }
 
+/** The history column with `entry` appended (the column is JSON text, see schema.ts). */
+const appendHistory = (entry: OrderHistoryEntry[]) => sql`(${orders.history}::jsonb || ${JSON.stringify(entry)}::jsonb)::text`;
+
 // ---------------------------------------------------------------- batch inserts
 
 /** The most rows of one kind in one statement: bounds the statement sizes each connection prepares. */
@@ -316,7 +319,7 @@ const ORDER_COLUMNS: readonly Column<NewOrderRow>[] = [
   ["expiration", "text", (o) => o.expiration ?? "0"],
   ["status", "text", (o) => o.status],
   ["order_hash", "text", (o) => text(o.orderHash)],
-  ["typed_data", "jsonb", (o) => json(o.typedData)],
+  ["typed_data", "text", (o) => json(o.typedData)],
   ["signature_deadline", "timestamptz", (o) => time(o.signatureDeadline)],
   ["approval_deadline", "timestamptz", (o) => time(o.approvalDeadline)],
   ["venue_order_id", "text", (o) => text(o.venueOrderId)],
@@ -324,9 +327,9 @@ const ORDER_COLUMNS: readonly Column<NewOrderRow>[] = [
   ["flagged_for_review", "bool", (o) => (o.flaggedForReview === true ? "true" : "false")],
   ["client_order_id", "text", (o) => text(o.clientOrderId)],
   ["decision_id", "text", (o) => text(o.decisionId)],
-  ["decision_intent", "jsonb", (o) => json(o.decisionIntent)],
+  ["decision_intent", "text", (o) => json(o.decisionIntent)],
   ["trading_day", "text", (o) => o.tradingDay],
-  ["history", "jsonb", (o) => json(o.history)],
+  ["history", "text", (o) => json(o.history)],
   ["created_at", "timestamptz", (o) => time(o.createdAt)],
 ];
 

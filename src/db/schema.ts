@@ -9,12 +9,27 @@ import { sql } from "drizzle-orm";
 import type { BreakerReason, OrderStatus } from "../domain/order-status.ts";
 import type { OrderDomain } from "../eip712/order-typed-data.ts";
 import type { OrderMessage } from "../domain/order-message.ts";
+import { jsonbOrdered } from "./jsonb-order.ts";
 import { bigint, bigserial, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
   dataType: () => "bytea",
   fromDriver: (v) => new Uint8Array(v),
 });
+
+/**
+ * A JSON document stored as text: written as JSON.stringify makes it, read back with its object keys in
+ * jsonb's order (jsonbOrdered), so the API serves it as it did from the jsonb column it replaced. Used
+ * for the documents of the order row, which the hot insert writes for every intent and no query looks
+ * inside: PostgreSQL's jsonb input (parsing, building the tree, sorting keys) was about a fifth of its
+ * CPU per intent (docs/decisions.md, "Order documents as text").
+ */
+const jsonText = <T>(name: string) =>
+  customType<{ data: T; driverData: string }>({
+    dataType: () => "text",
+    toDriver: (v) => JSON.stringify(v),
+    fromDriver: (v) => jsonbOrdered(JSON.parse(v)) as T,
+  })(name);
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 const units = (name: string) => bigint(name, { mode: "bigint" });
@@ -117,7 +132,7 @@ export const orders = pgTable(
      * ORDER_TYPES, so they are not stored: with them a row passes PostgreSQL's 2 kB TOAST
      * threshold and every insert pays for compressing it.
      */
-    typedData: jsonb("typed_data").$type<{ domain: OrderDomain; primaryType: "Order"; message: OrderMessage }>(),
+    typedData: jsonText<{ domain: OrderDomain; primaryType: "Order"; message: OrderMessage }>("typed_data"),
     signatureDeadline: ts("signature_deadline"),
     /** While pending_approval: when it expires unless a person approves or rejects it first. */
     approvalDeadline: ts("approval_deadline"),
@@ -140,10 +155,10 @@ export const orders = pgTable(
      * read paths of src/modules/decisions merge these with the stored rejections). Null on orders
      * stored before this column, whose approvals are rows of risk_decisions.
      */
-    decisionIntent: jsonb("decision_intent").$type<Record<string, unknown>>(),
+    decisionIntent: jsonText<Record<string, unknown>>("decision_intent"),
     /** UTC day (YYYY-MM-DD) the notional counts against. */
     tradingDay: text("trading_day").notNull(),
-    history: jsonb("history").$type<OrderHistoryEntry[]>().notNull(),
+    history: jsonText<OrderHistoryEntry[]>("history").notNull(),
     createdAt: ts("created_at").notNull(),
     updatedAt: ts("updated_at").notNull(),
   },

@@ -118,14 +118,14 @@ describeEachDatabase("order repository batch inserts", (kind, open) => {
     }
   });
 
-  test("JSON columns hold JSON documents, not JSON-encoded strings (drizzle's reader would hide the difference)", async () => {
+  test("JSON columns hold JSON documents, not JSON-encoded strings (drizzle's reader would hide the difference); the order's are JSON text", async () => {
     const id = `ord_${tag()}`;
     await Promise.all([t.app.services.orderRepo.insert(orderRow(id), decisionRow(`dec_${id}`, id)), t.app.services.orderRepo.insertDecision(decisionRow(`dec_${id}r`, null))]);
     const [o] = await rowsOf(
       database,
-      sql`select jsonb_typeof(typed_data) as td, jsonb_typeof(history) as h, jsonb_typeof(decision_intent) as i, typed_data->'message'->>'note' as note from orders where id = ${id}`,
+      sql`select pg_typeof(typed_data)::text as type, jsonb_typeof(typed_data::jsonb) as td, jsonb_typeof(history::jsonb) as h, jsonb_typeof(decision_intent::jsonb) as i, typed_data::jsonb->'message'->>'note' as note from orders where id = ${id}`,
     );
-    expect(o).toEqual({ td: "object", h: "array", i: "object", note: `it's "quoted" \\ é` });
+    expect(o).toEqual({ type: "text", td: "object", h: "array", i: "object", note: `it's "quoted" \\ é` });
     const ds = await rowsOf(
       database,
       sql`select id, jsonb_typeof(intent) as i, jsonb_typeof(failures) as f, jsonb_typeof(checks) as c, approved from risk_decisions where id in (${`dec_${id}`}, ${`dec_${id}r`}) order by id`,
