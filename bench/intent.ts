@@ -165,16 +165,20 @@ function processCpuSeconds(pid: number): number {
   }
 }
 
-/** Busy and total CPU seconds of the whole machine so far (Linux /proc/stat), or NaN. */
-function machineCpuSeconds(): { busy: number; total: number } {
+/**
+ * Busy, stolen and total CPU seconds of the whole machine so far (Linux /proc/stat), or NaN. Steal is
+ * time the hypervisor ran something else while a vCPU wanted to run: it is counted as busy here, and
+ * rounds with much of it measure dearer for every process (docs/benchmarks.md).
+ */
+function machineCpuSeconds(): { busy: number; steal: number; total: number } {
   try {
     const line = (readFileSync("/proc/stat", "utf8") as string).split("\n")[0];
     const v = line.trim().split(/\s+/).slice(1).map(Number);
     const total = v.reduce((a, b) => a + b, 0);
     const idle = v[3] + (v[4] ?? 0);
-    return { busy: (total - idle) / 100, total: total / 100 };
+    return { busy: (total - idle) / 100, steal: (v[7] ?? 0) / 100, total: total / 100 };
   } catch {
-    return { busy: Number.NaN, total: Number.NaN };
+    return { busy: Number.NaN, steal: Number.NaN, total: Number.NaN };
   }
 }
 
@@ -183,6 +187,8 @@ interface CpuShare {
   target: number;
   load: number;
   machine: number;
+  /** Share of the machine's CPU time stolen by the hypervisor during the run (0 to 1). */
+  steal: number;
   /** CPU microseconds per answered request, warm-up included (CPU is read over the whole run). */
   targetUsPerOp: number;
   /** PostgreSQL's CPU microseconds per answered request (the PostgreSQL target only). */
@@ -239,6 +245,7 @@ async function runLoadProcess(
     target: targetCpu / wall,
     load: loadCpu / wall,
     machine: ((machine1.busy - machine0.busy) / (machine1.total - machine0.total)) * cpus().length,
+    steal: (machine1.steal - machine0.steal) / (machine1.total - machine0.total),
     targetUsPerOp: (targetCpu * 1e6) / answered,
     postgresUsPerOp: (pgCpu * 1e6) / answered,
   };
@@ -319,7 +326,7 @@ async function main() {
         results[t.name].push(res);
         if (t.name === "postgres") totalOkPg += res.total_ok;
         console.log(
-          `round ${r + 1} ${t.name.padEnd(13)} rps ${fmt(res.rps).padStart(6)}  p50 ${fmt(res.p50_ms, 2)} ms  p99 ${fmt(res.p99_ms, 2)} ms  max ${fmt(res.max_ms, 1)} ms  non-2xx ${res.non2xx}  errors ${res.errors}  cpu: server ${fmt(res.cpu.targetUsPerOp, 1)} µs/op${t.kind === "postgres" ? `, postgres ${fmt(res.cpu.postgresUsPerOp, 1)} µs/op` : ""}; cores: server ${fmt(res.cpu.target, 2)}, load ${fmt(res.cpu.load, 2)}, machine ${fmt(res.cpu.machine, 2)}${res.meanBatch !== null ? `  mean batch ${fmt(res.meanBatch, 1)}` : ""}${res.first_error ? `  (${res.first_error})` : ""}`,
+          `round ${r + 1} ${t.name.padEnd(13)} rps ${fmt(res.rps).padStart(6)}  p50 ${fmt(res.p50_ms, 2)} ms  p99 ${fmt(res.p99_ms, 2)} ms  max ${fmt(res.max_ms, 1)} ms  non-2xx ${res.non2xx}  errors ${res.errors}  cpu: server ${fmt(res.cpu.targetUsPerOp, 1)} µs/op${t.kind === "postgres" ? `, postgres ${fmt(res.cpu.postgresUsPerOp, 1)} µs/op` : ""}; cores: server ${fmt(res.cpu.target, 2)}, load ${fmt(res.cpu.load, 2)}, machine ${fmt(res.cpu.machine, 2)}, steal ${fmt(res.cpu.steal * 100, 1)} %${res.meanBatch !== null ? `  mean batch ${fmt(res.meanBatch, 1)}` : ""}${res.first_error ? `  (${res.first_error})` : ""}`,
         );
       }
     }
