@@ -17,7 +17,15 @@ export function jsonbOrdered(value: unknown): unknown {
 
 const utf8 = new TextEncoder();
 
+/** Whether every UTF-16 unit of `s` is ASCII (its UTF-8 bytes are its units). */
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 function jsonbKeyOrder(a: string, b: string): number {
+  // ASCII keys (all of ours): the byte length is the string length, and byte order is string order.
+  if (isAscii(a) && isAscii(b)) return a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
   const x = utf8.encode(a);
   const y = utf8.encode(b);
   if (x.length !== y.length) return x.length - y.length;

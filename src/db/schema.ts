@@ -21,8 +21,8 @@ const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
  * A JSON document stored as text: written as JSON.stringify makes it, read back with its object keys in
  * jsonb's order (jsonbOrdered), so the API serves it as it did from the jsonb column it replaced. Used
  * for the documents of the order row, which the hot insert writes for every intent and no query looks
- * inside: PostgreSQL's jsonb input (parsing, building the tree, sorting keys) was about a fifth of its
- * CPU per intent (docs/decisions.md, "Order documents as text").
+ * inside: PostgreSQL's jsonb input (parsing, building the tree, sorting keys) was 15 % of its CPU per
+ * order (docs/decisions.md, "Order documents as JSON text, typed number and time parameters").
  */
 const jsonText = <T>(name: string) =>
   customType<{ data: T; driverData: string }>({
