@@ -1,13 +1,14 @@
 /**
  * The group-commit insert alone: CPU per approved order written through OrderRepository (the orders
  * row, its decision kept on it, and its `order` event), in batches as the service makes them.
- * `bun run bench/insert.ts [--pglite] [--concurrency N] [--sql "variant; …"]`
+ * `bun run bench/insert.ts [--pglite] [--concurrency N] [--passes N] [--prefill N] [--sql "variant; …"]`
  *
  * On PostgreSQL it reads the CPU of the bench database's backends and the server's shared writers
  * from /proc (as bench:intent does); on PGlite the process's own CPU. `--sql` runs statements after
- * the migrations (to measure a schema variant, e.g. "drop index events_org_idx"); `--concurrency`
+ * the migrations (to measure a schema variant, e.g. "drop index events_org_idx"); `--passes N` (5)
+ * measured passes, after `--prefill N` (2,000) orders of warm-up (more to measure a larger table); `--concurrency`
  * writers at once (16: batches of about 16, as bench:intent's 32 connections make). Prints the
- * minimum and median of 5 passes of 8,000 orders after 2,000 of warm-up.
+ * minimum and median of the passes of 8,000 orders, and each pass in order.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -24,6 +25,9 @@ const opt = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1
 const pglite = args.includes("--pglite");
 const concurrency = Number(opt("--concurrency") ?? 16);
 const variant = opt("--sql") ?? "";
+/** Measured passes of 8,000 orders, and orders written before them (warm-up, or a large table). */
+const passes = Number(opt("--passes") ?? 5);
+const prefill = Number(opt("--prefill") ?? 2000);
 const PG = "postgres://postgres@127.0.0.1:5432";
 const DB = opt("--db") ?? "bench_insert";
 
@@ -115,11 +119,11 @@ async function pass(total: number): Promise<void> {
   );
 }
 
-await pass(2000);
+await pass(prefill);
 const perOrder: number[] = [];
 const clientPerOrder: number[] = [];
 const b0 = batches;
-for (let r = 0; r < 5; r++) {
+for (let r = 0; r < passes; r++) {
   const c0 = cpuSeconds();
   const p0 = process.cpuUsage();
   await pass(8000);
@@ -127,13 +131,14 @@ for (let r = 0; r < 5; r++) {
   const p = process.cpuUsage(p0);
   clientPerOrder.push((p.user + p.system) / 8000);
 }
+const inOrder = perOrder.map((x) => x.toFixed(1)).join(", ");
 perOrder.sort((a, b) => a - b);
 clientPerOrder.sort((a, b) => a - b);
 const what = pglite ? "PGlite, process CPU" : "PostgreSQL CPU";
 console.log(
-  `${what} per order: min ${perOrder[0].toFixed(1)} µs, median ${perOrder[2].toFixed(1)} µs (passes ${perOrder.map((x) => x.toFixed(1)).join(", ")}); mean batch ${(40_000 / (batches - b0)).toFixed(1)}${variant ? `; variant: ${variant}` : ""}`,
+  `${what} per order: min ${perOrder[0].toFixed(1)} µs, median ${perOrder[perOrder.length >> 1].toFixed(1)} µs (passes in order ${inOrder}); mean batch ${((passes * 8000) / (batches - b0)).toFixed(1)}${variant ? `; variant: ${variant}` : ""}`,
 );
-if (!pglite) console.log(`this process (the repository and Bun's SQL client) per order: min ${clientPerOrder[0].toFixed(1)} µs, median ${clientPerOrder[2].toFixed(1)} µs`);
+if (!pglite) console.log(`this process (the repository and Bun's SQL client) per order: min ${clientPerOrder[0].toFixed(1)} µs, median ${clientPerOrder[clientPerOrder.length >> 1].toFixed(1)} µs`);
 await database.close();
 if (dir) rmSync(dir, { recursive: true, force: true });
 if (admin) {

@@ -90,6 +90,11 @@ async function openPglite(dir: string): Promise<Database> {
     lock.release();
     throw error;
   }
+  // A new WAL segment is created without first writing 16 MB of zeroes into it. The zeroes reserve
+  // the disk space before a sync can need it; PGlite never syncs (docs/decisions.md, "What 'durable'
+  // means on the embedded database"), and writing them doubled the bytes each intent wrote
+  // (docs/benchmarks.md). The setting lasts for PGlite's one session.
+  await client.exec("set wal_init_zero = off");
   const db = drizzle({ client, schema }) as unknown as Db;
   return {
     kind: "pglite",

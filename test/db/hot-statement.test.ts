@@ -109,3 +109,12 @@ describe.skipIf(!postgresUrl)("hot statement on PostgreSQL: the URL's database",
     expect(await rowsOf(database, `select id from ${table}`)).toEqual([{ id: "a" }]);
   });
 });
+
+describe("PGlite's WAL segments", () => {
+  test("are not zero-filled when created (PGlite never syncs; the zeroes doubled the bytes written per intent)", async () => {
+    const { sharedPglite } = await import("../support/databases.ts");
+    const database = await sharedPglite();
+    const [row] = await rowsOf(database, "show wal_init_zero");
+    expect(row?.wal_init_zero).toBe("off");
+  });
+});
