@@ -237,11 +237,13 @@ function scenario(name: string, env: () => Promise<Record<string, string> | null
         if (atVenue === "live") expect(["open", "failed"]).toContain(o.status);
         if (o.status === "open") expect(atVenue).toBe("live");
       }
-      // Daily volume equals the sum over the stored orders.
+      // Daily volume equals the sum over the stored orders of its UTC day (a run can cross midnight:
+      // the volume then counts only the new day's orders).
       for (const agent of [payload, delegated]) {
         const view = (await call(s.url, "GET", `/v1/agents/${agent}`, undefined, auth)).body;
+        const day = new Date(Date.parse(view.daily_volume.resets_at) - 86_400_000).toISOString().slice(0, 10);
         let sum = 0n;
-        for (const o of all.filter((x) => x.agent_id === agent)) {
+        for (const o of all.filter((x) => x.agent_id === agent && x.created_at.slice(0, 10) === day)) {
           sum += COUNTED.has(o.status) ? notionalUnits(o.size_usdc, o.price) : BigInt(Math.round(o.filled_usdc * 1e6));
         }
         expect(BigInt(Math.round(view.daily_volume.used_usdc * 1e6))).toBe(sum);
