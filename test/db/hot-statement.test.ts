@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { type Database, openDatabase } from "../../src/db/database.ts";
 import { toProblemError } from "../../src/http/error-handler.ts";
-import { describeEachDatabase, postgresUrl, rowsOf } from "../support/databases.ts";
+import { describeEachDatabase, postgresUrl, rowsOf, sharedPglite } from "../support/databases.ts";
 
 const tableName = (tag: string) => `hot_statement_${tag}_${process.pid}_${Date.now()}`;
 
@@ -112,7 +112,6 @@ describe.skipIf(!postgresUrl)("hot statement on PostgreSQL: the URL's database",
 
 describe("PGlite's WAL segments", () => {
   test("are not zero-filled when created (PGlite never syncs; the zeroes doubled the bytes written per intent)", async () => {
-    const { sharedPglite } = await import("../support/databases.ts");
     const database = await sharedPglite();
     const [row] = await rowsOf(database, "show wal_init_zero");
     expect(row?.wal_init_zero).toBe("off");
