@@ -71,7 +71,7 @@ async function checkAfter0014(database: Database, id: string): Promise<void> {
   expect(Object.keys(row!.typedData!)).toEqual(["domain", "message", "primaryType"]);
   expect(row!.decisionIntent).toEqual(intent);
   expect(JSON.stringify(row!.decisionIntent)).toBe(JSON.stringify(jsonbOrdered(intent)));
-  expect(row!.history).toEqual(history as typeof row.history);
+  expect(row!.history).toEqual(history as NonNullable<typeof row>["history"]);
 
   // The converted history still takes entries.
   const moved = await repo.transition(id, ["awaiting_signature"], "cancelled", "cancelled by the client");
