@@ -7,7 +7,11 @@ export function jsonbOrdered(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(jsonbOrdered);
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort(jsonbKeyOrder)) {
+  const keys = Object.keys(value);
+  // ASCII keys (all of ours): a key's byte length is its length and byte order is string order, so
+  // the keys are compared as strings; one scan per key decides it, not one per comparison.
+  keys.sort(keys.every(isAscii) ? asciiKeyOrder : utf8KeyOrder);
+  for (const key of keys) {
     const v = (value as Record<string, unknown>)[key];
     // jsonb has no undefined: JSON.stringify leaves such keys out, as storing them did.
     if (v !== undefined) out[key] = jsonbOrdered(v);
@@ -23,9 +27,11 @@ function isAscii(s: string): boolean {
   return true;
 }
 
-function jsonbKeyOrder(a: string, b: string): number {
-  // ASCII keys (all of ours): the byte length is the string length, and byte order is string order.
-  if (isAscii(a) && isAscii(b)) return a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
+function asciiKeyOrder(a: string, b: string): number {
+  return a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
+}
+
+function utf8KeyOrder(a: string, b: string): number {
   const x = utf8.encode(a);
   const y = utf8.encode(b);
   if (x.length !== y.length) return x.length - y.length;
