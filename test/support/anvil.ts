@@ -3,7 +3,6 @@
  * package), started on a free port, one per test file. `rpc` calls its JSON-RPC (anvil_mine,
  * evm_snapshot, evm_revert, …).
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 
@@ -26,22 +25,28 @@ export function anvilBinary(): string {
 }
 
 export async function startAnvil(): Promise<Anvil> {
-  const child: ChildProcess = spawn(anvilBinary(), ["--port", "0", "--host", "127.0.0.1"], { stdio: ["ignore", "pipe", "pipe"] });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`anvil did not start: ${out}`)), 20_000);
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /Listening on (\S+:\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(`http://${m[1]}`);
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`anvil exited (${code}): ${out}`)));
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
+  const child = Bun.spawn([anvilBinary(), "--port", "0", "--host", "127.0.0.1"], { stdout: "pipe", stderr: "ignore" });
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  let out = "";
+  const deadline = Date.now() + 20_000;
+  let url: string | null = null;
+  while (!url) {
+    if (Date.now() > deadline) throw new Error(`anvil did not start: ${out}`);
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`anvil exited: ${out}`);
+    out += decoder.decode(value, { stream: true });
+    const m = /Listening on (\S+:\d+)/.exec(out);
+    if (m) url = `http://${m[1]}`;
+  }
+  // Keep draining its output so it never blocks on a full pipe.
+  void (async () => {
+    try {
+      while (!(await reader.read()).done);
+    } catch {
+      // closed
+    }
+  })();
   let id = 0;
   const rpc = async <T>(method: string, params: unknown[] = []): Promise<T> => {
     const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }) });
@@ -58,9 +63,8 @@ export async function startAnvil(): Promise<Anvil> {
     blockNumber: async () => BigInt(await rpc<string>("eth_blockNumber")),
     stop: async () => {
       if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once("exit", r));
       child.kill("SIGTERM");
-      await exited;
+      await child.exited;
     },
   };
 }
