@@ -114,7 +114,7 @@ export interface ChainConfig {
   conditionalTokens: `0x${string}`;
   /** CHAIN_POLL_MS (default 1000): how often the head is read. */
   pollMs: number;
-  /** CHAIN_START_BLOCK: where a cursor never stored starts (default: the head at first start). */
+  /** CHAIN_START_BLOCK: where a cursor never stored starts (default: the blocks not yet confirmed at first start). */
   startBlock: bigint | null;
 }
 

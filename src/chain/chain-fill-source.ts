@@ -53,7 +53,7 @@ export interface ChainFillSourceOptions {
   pollMs?: number;
   /** A full pass at least this often even when the head seems still (default 60 s). */
   catchUpEveryMs?: number;
-  /** Where a cursor that was never stored starts: this block, or (default) the head at first start. */
+  /** Where a cursor that was never stored starts: this block, or (default) the first block not yet confirmed at first start. */
   startBlock?: bigint;
   /** Most blocks per eth_getLogs (default 2000). */
   maxBlockRange?: number;
@@ -158,7 +158,7 @@ export class ChainFillSource {
           if (this.state !== "stopped") this.state = "following";
           this.lastError = null;
         } catch (error) {
-          this.lastError = error instanceof Error ? error.message.split("\n")[0]! : String(error);
+          this.lastError = this.describe(error);
           if (this.state !== "stopped") this.state = "unreachable";
           this.opts.logger.warn("chain source: pass failed; retried at the next block", { error: this.lastError });
         }
@@ -177,9 +177,20 @@ export class ChainFillSource {
       const b = await this.client.getBlock({ blockTag: "latest" });
       if (!this.head || b.number !== this.head.number || b.hash !== this.head.hash) await this.sync();
     } catch (error) {
-      this.lastError = error instanceof Error ? error.message.split("\n")[0]! : String(error);
+      this.lastError = this.describe(error);
       this.state = "unreachable";
     }
+  }
+
+  /**
+   * An error in one line, without the RPC URL (a provider's URL often carries its API key): viem's
+   * short message, else the first line of the message.
+   */
+  private describe(error: unknown): string {
+    const short = (error as { shortMessage?: unknown })?.shortMessage;
+    let text = typeof short === "string" ? short : error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+    if (this.opts.rpcUrl) text = text.split(this.opts.rpcUrl).join("<CHAIN_RPC_URL>");
+    return text.replace(/https?:\/\/\S+/g, "<url>");
   }
 
   /** One pass: confirmed blocks from the cursor, then the unconfirmed ones above them. */
@@ -190,7 +201,8 @@ export class ChainFillSource {
     this.head = { number: head, hash: latest.hash! };
     let cursor = this.cursor ?? (await this.opts.cursor.load());
     if (!cursor) {
-      const start = this.opts.startBlock !== undefined ? this.opts.startBlock - 1n : head;
+      // A first start reads the blocks not yet confirmed at the head (below them: history it does not read).
+      const start = this.opts.startBlock !== undefined ? this.opts.startBlock - 1n : head - this.confirmations;
       cursor = { blockNumber: start < 0n ? 0n : start, blockHash: null, pending: [] };
       if (start <= head && start >= 0n) cursor.blockHash = (await this.client.getBlock({ blockNumber: cursor.blockNumber })).hash!;
       await this.opts.cursor.save(cursor);
