@@ -258,7 +258,11 @@ export class ChainFillSource {
     }
     // 3. Pending fills found nowhere from the cursor to the head: their block was reorganised away.
     for (const p of [...pending.values()]) {
-      if (followed.has(p.maker) && !seen.has(p.fillKey)) this.revert(p, pending);
+      if (followed.has(p.maker)) {
+        if (!seen.has(p.fillKey)) this.revert(p, pending);
+      } else if (p.blockNumber <= cursor.blockNumber) {
+        pending.delete(p.fillKey); // a wallet no longer followed (its agent removed): forgotten
+      }
     }
     const changed = pending.size !== cursor.pending.length || cursor.pending.some((p) => pending.get(p.fillKey)?.blockHash !== p.blockHash);
     cursor = { ...cursor, pending: [...pending.values()] };

@@ -15,7 +15,7 @@ const TAKER = "0x2222222222222222222222222222222222222222";
 function logOf(args: { side: number; makerAmountFilled: bigint; takerAmountFilled: bigint; fee?: bigint }): MinedLog {
   const topics = encodeEventTopics({ abi: [ORDER_FILLED], eventName: "OrderFilled", args: { orderHash: HASH, maker: MAKER, taker: TAKER } });
   const data = encodeAbiParameters(
-    ORDER_FILLED.inputs.filter((i) => !i.indexed),
+    ORDER_FILLED.inputs.filter((i) => !("indexed" in i && i.indexed)),
     [args.side, 123n, args.makerAmountFilled, args.takerAmountFilled, args.fee ?? 0n, `0x${"00".repeat(32)}`, `0x${"00".repeat(32)}`],
   );
   return {

@@ -4,14 +4,18 @@ import { ServiceUnavailableError } from "../../errors/errors.ts";
 import { jsonResponse, problemResponses } from "../../errors/problem-model.ts";
 import type { Registry } from "prom-client";
 import type { Venue } from "../../venues/venue.ts";
-import type { ChainSourceStatus } from "../../chain/chain-fill-source.ts";
+
+/** What /readyz reads of the chain source (src/chain/ChainFillSource fits; the composition root passes it). */
+export interface ChainStatusPort {
+  status(): { state: "starting" | "following" | "unreachable" | "stopped"; cursorBlock: bigint | null; headBlock: bigint | null };
+}
 
 /**
  * The chain source's part of /readyz: `off` without CHAIN_RPC_URL; else its state (starting, following,
  * unreachable, stopped) and blocks. It never makes the service unready: orders are placed and cancelled
  * without it; an unreachable chain only delays fills (docs/decisions.md, "Fills from the chain").
  */
-function chainReadiness(chain: { status(): ChainSourceStatus } | null | undefined) {
+function chainReadiness(chain: ChainStatusPort | null | undefined) {
   if (!chain) return { chain: "off" as const };
   const s = chain.status();
   return {
@@ -21,7 +25,7 @@ function chainReadiness(chain: { status(): ChainSourceStatus } | null | undefine
   };
 }
 
-export function healthModule(deps: { database: Database; venue: Venue; registry: Registry; chain?: { status(): ChainSourceStatus } | null }) {
+export function healthModule(deps: { database: Database; venue: Venue; registry: Registry; chain?: ChainStatusPort | null }) {
   return new Elysia({ name: "health" })
     .get("/healthz", () => ({ status: "ok" }), { detail: { summary: "The process is up", tags: ["operations"], security: [], responses: { "200": jsonResponse("Up", t.Object({ status: t.Literal("ok") }), { status: "ok" }) } } })
     .get(
