@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { ClobClient, OrderType, Side } from "@polymarket/clob-client-v2";
-import type { LocalAccount } from "viem";
+import { createPublicClient, http, type LocalAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ChainFillSource } from "../../src/chain/chain-fill-source.ts";
 import { ConditionalTokensBalances } from "../../src/chain/conditional-tokens.ts";
@@ -29,6 +29,9 @@ const POLL_MS = 100;
 // order at 0.49 is alone at the top of its side and the counterparty's order fills it first.
 const PLAIN = (markets as any[]).find((m) => m.accepting_orders && !m.closed && !m.neg_risk && m.tick_size === "0.01");
 const YES: string = PLAIN.tokens[0].token_id;
+// The neg-risk 0.001-tick market (settled by the Neg Risk CTF Exchange): Yes bids 0.238, asks 0.242.
+const NEG = (markets as any[]).find((m) => m.accepting_orders && !m.closed && m.neg_risk);
+const NEG_YES: string = NEG.tokens[0].token_id;
 
 let anvil: Anvil;
 let sim: VenueSim;
@@ -202,6 +205,33 @@ describeEachDatabase("fills from the chain", (kind, open) => {
     await anvil.mine(CONF - 1);
     const confirmed = await sink.waitFor("confirmed report", () => sink.fills(makerOrder, "confirmed")[0]);
     expect(confirmed).toMatchObject({ txHash, sharesUnits: 10_000_000n, usdcUnits: 4_900_000n, price: "0.49" });
+    await source.stop();
+  });
+
+  test("one transaction settling a taker against two resting orders on the neg-risk exchange: a fill per order, each its own amounts", async () => {
+    const sink = new RecordingSink();
+    const source = follow(database, cursorId(), sink);
+    await source.start();
+    const [a, b] = [await agentAccount(), await agentAccount()];
+    const opts = { tickSize: "0.001" as const, negRisk: true };
+    const restA: any = await (await clientOf(a)).createAndPostOrder({ tokenID: NEG_YES, price: 0.24, size: 5, side: Side.BUY }, opts, OrderType.GTC);
+    const restB: any = await (await clientOf(b)).createAndPostOrder({ tokenID: NEG_YES, price: 0.24, size: 7, side: Side.BUY }, opts, OrderType.GTC);
+    const taker = await clientOf(privateKeyToAccount(generatePrivateKey()));
+    const took: any = await taker.postOrder(await taker.createOrder({ tokenID: NEG_YES, price: 0.24, size: 12, side: Side.SELL }, opts), OrderType.FAK);
+    expect(took).toMatchObject({ success: true, status: "matched", tradeIDs: [expect.any(String), expect.any(String)] });
+    // Both trades were settled by the one transaction.
+    const txHash = took.transactionsHashes[0].toLowerCase();
+    expect(took.transactionsHashes).toEqual([took.transactionsHashes[0], took.transactionsHashes[0]]);
+    await anvil.mine(CONF - 1);
+    const fa = await sink.waitFor("A's fill", () => sink.fills(restA.orderID, "confirmed")[0]);
+    const fb = await sink.waitFor("B's fill", () => sink.fills(restB.orderID, "confirmed")[0]);
+    expect(fa).toMatchObject({ txHash, sharesUnits: 5_000_000n, usdcUnits: 1_200_000n, price: "0.24" });
+    expect(fb).toMatchObject({ txHash, sharesUnits: 7_000_000n, usdcUnits: 1_680_000n, price: "0.24" });
+    expect(fa.logIndex).not.toBe(fb.logIndex);
+    // The logs came from the Neg Risk CTF Exchange's address.
+    const receipt = await createPublicClient({ transport: http(anvil.url) }).getTransactionReceipt({ hash: txHash });
+    expect(new Set(receipt.logs.map((l) => l.address.toLowerCase()))).toEqual(new Set([chain.exchanges.neg_risk_ctf_exchange_v2.toLowerCase()]));
+    expect(receipt.logs).toHaveLength(3); // two makers, then the taker
     await source.stop();
   });
 
