@@ -32,6 +32,8 @@ import { exposureModule } from "./modules/exposure/index.ts";
 import { ExposureService } from "./modules/exposure/service.ts";
 import { CredentialsService } from "./modules/credentials/service.ts";
 import { healthModule } from "./modules/health/index.ts";
+import { type ChainParts, createChain, loggingSink } from "./compose-chain.ts";
+import type { VenueReportSink } from "./domain/venue-report.ts";
 import { marketsModule } from "./modules/markets/index.ts";
 import { killModule } from "./modules/kill/index.ts";
 import { KillService } from "./modules/kill/service.ts";
@@ -87,6 +89,8 @@ export interface Services {
   /** The event log table's reads, pruning and wake-up. */
   eventLog: EventLog;
   events: EventStreamService;
+  /** The chain source (null when CHAIN_RPC_URL is unset): `source.start()` in main.ts, its state in /readyz. */
+  chain: ChainParts;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -99,8 +103,10 @@ export function createServices(parts: {
   clock?: Clock;
   /** The limits a new agent starts with (default: DEFAULT_LIMITS, docs/api.md#limits); tests set their own. */
   defaultLimits?: Limits;
+  /** Where the chain source (and the other sources of the venue's truth) hand their reports. */
+  venueReports?: VenueReportSink;
 }): Services {
-  const { config, database, venue, logger, defaultLimits, ...rest } = parts;
+  const { config, database, venue, logger, defaultLimits, venueReports, ...rest } = parts;
   const clock = parts.clock ?? systemClock;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
@@ -207,6 +213,7 @@ export function createServices(parts: {
     }),
     eventLog,
     events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
+    chain: createChain({ config, database, logger, clock, sink: venueReports ?? loggingSink(logger) }),
   };
 }
 
@@ -261,7 +268,7 @@ export function createApp(services: Services): App {
       }),
     )
     .use(docsModule())
-    .use(healthModule({ database: services.database, venue: services.venue, registry: metrics.registry }))
+    .use(healthModule({ database: services.database, venue: services.venue, registry: metrics.registry, chain: services.chain.source }))
     .use(marketsModule({ venue: services.venue, timeoutMs: services.config.venueTimeoutMs }))
     .use(orgsModule({ orgs: services.orgs, auth }))
     .use(apiKeysModule({ apiKeys: services.apiKeys, auth }))

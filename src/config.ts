@@ -6,6 +6,7 @@
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { resolve } from "node:path";
+import { EXCHANGE_V2, EXCHANGE_V3, NEG_RISK_EXCHANGE_V2 } from "./eip712/order-typed-data.ts";
 
 const Bool = T.Union([T.Literal("true"), T.Literal("false"), T.Literal("1"), T.Literal("0")]);
 const Url = T.String({ pattern: "^https?://\\S+$" });
@@ -49,6 +50,13 @@ export const EnvSchema = T.Object({
   EVENTS_KEEPALIVE_MS: T.Optional(Int(10, 3600000)),
   RATE_LIMIT_PER_S: T.Optional(Int(0, 1000000)),
   MAX_BODY_BYTES: T.Optional(Int(256, 10485760)),
+  // Fills from the chain (src/chain/): off unless CHAIN_RPC_URL is set.
+  CHAIN_RPC_URL: T.Optional(Url),
+  CHAIN_CONFIRMATIONS: T.Optional(Int(1, 10000)),
+  CHAIN_EXCHANGES: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{40}(,0x[0-9a-fA-F]{40})*$" })),
+  CHAIN_CTF_ADDRESS: T.Optional(T.String({ pattern: "^0x[0-9a-fA-F]{40}$" })),
+  CHAIN_POLL_MS: T.Optional(Int(50, 600000)),
+  CHAIN_START_BLOCK: T.Optional(T.String({ pattern: "^[0-9]{1,18}$" })),
   LOG_LEVEL: T.Optional(T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")])),
 });
 export type Env = Static<typeof EnvSchema>;
@@ -90,8 +98,31 @@ export interface Config {
   /** Requests per second per API key or paying wallet; 0 turns the limit off. */
   rateLimitPerS: number;
   maxBodyBytes: number;
+  /** The chain source (docs/configuration.md#chain); `rpcUrl` null: off. */
+  chain: ChainConfig;
   logLevel: "debug" | "info" | "warn" | "error";
 }
+
+export interface ChainConfig {
+  /** CHAIN_RPC_URL; null when unset (the chain source is off). */
+  rpcUrl: string | null;
+  /** CHAIN_CONFIRMATIONS (default 5): blocks, the fill's own included, before a fill counts. */
+  confirmations: number;
+  /** CHAIN_EXCHANGES (default: CTF Exchange V2, Neg Risk CTF Exchange V2, ExchangeV3 of CHAIN_ID). */
+  exchanges: `0x${string}`[];
+  /** CHAIN_CTF_ADDRESS (default: Polymarket's Conditional Tokens contract of CHAIN_ID). */
+  conditionalTokens: `0x${string}`;
+  /** CHAIN_POLL_MS (default 1000): how often the head is read. */
+  pollMs: number;
+  /** CHAIN_START_BLOCK: where a cursor never stored starts (default: the blocks not yet confirmed at first start). */
+  startBlock: bigint | null;
+}
+
+/** Polymarket's Conditional Tokens contract (ERC-1155 outcome tokens) per chain id. */
+export const CONDITIONAL_TOKENS: Readonly<Record<137 | 80002, `0x${string}`>> = {
+  137: "0x4D97DCd97eC945f40cF65F87097ACe5EA0476045",
+  80002: "0x69308FB512518e39F9b16112fA8d994F4e2Bf8bB",
+};
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -122,7 +153,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }
   }
   const e = picked as Env;
-  for (const name of ["VENUE_URL", "X402_FACILITATOR_URL", "DATABASE_URL"] as const) {
+  for (const name of ["VENUE_URL", "X402_FACILITATOR_URL", "DATABASE_URL", "CHAIN_RPC_URL"] as const) {
     const value = e[name];
     if (value !== undefined && !parsesAsUrl(value)) throw new ConfigError(`invalid environment variable ${name}: not a valid URL`);
   }
@@ -134,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const x402Enabled = e.X402_ENABLED === "true" || e.X402_ENABLED === "1";
   if (x402Enabled && !e.X402_PAY_TO) throw new ConfigError("invalid environment variable X402_PAY_TO: required when X402_ENABLED=true");
+  const chainId = e.CHAIN_ID === "80002" ? 80002 : 137;
   return {
     port: e.PORT ? Number(e.PORT) : 8080,
     host: e.HOST ?? "0.0.0.0",
@@ -153,7 +185,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     paperMarkets: e.PAPER_MARKETS ? resolve(e.PAPER_MARKETS) : null,
     builderCode: (e.BUILDER_CODE?.toLowerCase() as `0x${string}`) ?? ZERO32,
     builderCodeDefaulted: !e.BUILDER_CODE,
-    chainId: e.CHAIN_ID === "80002" ? 80002 : 137,
+    chainId,
     sealKeyFile: e.SEAL_KEY_FILE ?? null,
     sealSecretKey: e.SEAL_SECRET_KEY ?? null,
     adminToken: e.ADMIN_TOKEN ?? null,
@@ -175,6 +207,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     eventsKeepaliveMs: e.EVENTS_KEEPALIVE_MS ? Number(e.EVENTS_KEEPALIVE_MS) : 15_000,
     rateLimitPerS: e.RATE_LIMIT_PER_S ? Number(e.RATE_LIMIT_PER_S) : 0,
     maxBodyBytes: e.MAX_BODY_BYTES ? Number(e.MAX_BODY_BYTES) : 64 * 1024,
+    chain: {
+      rpcUrl: e.CHAIN_RPC_URL ?? null,
+      confirmations: e.CHAIN_CONFIRMATIONS ? Number(e.CHAIN_CONFIRMATIONS) : 5,
+      exchanges: e.CHAIN_EXCHANGES
+        ? [...new Set(e.CHAIN_EXCHANGES.split(",").map((a) => a.toLowerCase() as `0x${string}`))]
+        : [EXCHANGE_V2, NEG_RISK_EXCHANGE_V2, EXCHANGE_V3[chainId]!],
+      conditionalTokens: (e.CHAIN_CTF_ADDRESS as `0x${string}` | undefined) ?? CONDITIONAL_TOKENS[chainId],
+      pollMs: e.CHAIN_POLL_MS ? Number(e.CHAIN_POLL_MS) : 1000,
+      startBlock: e.CHAIN_START_BLOCK ? BigInt(e.CHAIN_START_BLOCK) : null,
+    },
     logLevel: e.LOG_LEVEL ?? "info",
   };
 }

@@ -66,6 +66,18 @@ async function main() {
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
   // reserved against their agents' limits until it settles them.
   const jobs = startJobs(services);
+  // Fills from the chain: its first pass catches up from the stored cursor, beside the server.
+  const chain = services.chain.source;
+  if (chain) {
+    logger.info("chain source on: following OrderFilled logs", {
+      confirmations: config.chain.confirmations,
+      exchanges: config.chain.exchanges,
+      poll_ms: config.chain.pollMs,
+    });
+    void chain.start();
+  } else {
+    logger.info("chain source off: CHAIN_RPC_URL is not set (no fills from the chain)");
+  }
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -88,11 +100,13 @@ async function main() {
     // 1. No new connections; the requests under way finish (with their venue calls and writes:
     //    a request answers only after its order is stored).
     jobs.stop().catch(() => undefined);
+    chain?.stop().catch(() => undefined);
     services.events.close(); // event streams never end by themselves
     await server.stop();
     // 2. Background work under way finishes: reconciliation and expiry runs, and what the actors
     //    still do after an answer (a kill's writes and fill reads, a placement's last write).
     await jobs.stop();
+    await chain?.stop();
     await services.agents.settled();
     await app.stop();
     await venue.close?.();

@@ -311,3 +311,16 @@ export const events = pgTable(
   },
   (t) => [index("events_agent_idx").on(t.agentId, t.id), index("events_org_idx").on(t.orgId, t.id), index("events_created_idx").on(t.createdAt)],
 );
+
+/**
+ * The chain source's block cursor (src/chain/, docs/decisions.md "Fills from the chain"): one row per
+ * followed stream. `pending` holds the fills reported `mined` and not yet confirmed, as JSON
+ * ({fillKey, orderHash, maker, blockNumber (decimal text), blockHash}).
+ */
+export const chainCursor = pgTable("chain_cursor", {
+  id: text("id").primaryKey(),
+  blockNumber: units("block_number").notNull(),
+  blockHash: text("block_hash"),
+  pending: jsonb("pending").$type<{ fillKey: string; orderHash: string; maker: string; blockNumber: string; blockHash: string }[]>().notNull().default(sql`'[]'::jsonb`),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});

@@ -2,16 +2,20 @@
  * The venue simulator's command line (docs/architecture.md#venues):
  *
  *   bun run venue-sim [--port N] [--host 127.0.0.1] [--markets FILE] [--chain-id 137] [--order-version 2|3]
- *                     [--heartbeat-timeout-ms 10000]
+ *                     [--heartbeat-timeout-ms 10000] [--chain http://127.0.0.1:8545]
+ *
+ * With --chain, every match is settled on that chain (Anvil) by an OrderFilled log from the exchange's
+ * address (sim-chain.ts); GET /_sim/chain names the addresses.
  *
  * Prints the base URL on stdout (one line) and serves until SIGINT/SIGTERM.
  */
 
 import { parseArgs } from "node:util";
+import { SimChain } from "./sim-chain.ts";
 import { DEFAULT_MARKETS_FILE, startVenueSim } from "./sim-server.ts";
 
 const USAGE =
-  "usage: bun run venue-sim [--port N] [--host HOST] [--markets FILE] [--chain-id N] [--order-version 2|3] [--heartbeat-timeout-ms N]";
+  "usage: bun run venue-sim [--port N] [--host HOST] [--markets FILE] [--chain-id N] [--order-version 2|3] [--heartbeat-timeout-ms N] [--chain URL]";
 
 function fail(msg: string): never {
   console.error(`venue-sim: ${msg}`);
@@ -26,6 +30,7 @@ let values: {
   "chain-id"?: string;
   "order-version"?: string;
   "heartbeat-timeout-ms"?: string;
+  chain?: string;
   help?: boolean;
 };
 try {
@@ -38,6 +43,7 @@ try {
       "chain-id": { type: "string" },
       "order-version": { type: "string" },
       "heartbeat-timeout-ms": { type: "string" },
+      chain: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -62,6 +68,16 @@ if (orderVersion !== 2 && orderVersion !== 3) fail(`--order-version must be 2 or
 const heartbeatTimeoutMs = values["heartbeat-timeout-ms"] === undefined ? 10_000 : Number(values["heartbeat-timeout-ms"]);
 if (!Number.isInteger(heartbeatTimeoutMs) || heartbeatTimeoutMs <= 0) fail(`--heartbeat-timeout-ms must be a positive integer, got ${values["heartbeat-timeout-ms"]}`);
 
+if (values.chain !== undefined && !/^https?:\/\/\S+$/.test(values.chain)) fail(`--chain must be an http(s) URL, got ${values.chain}`);
+let chain: SimChain | undefined;
+if (values.chain !== undefined) {
+  try {
+    chain = await SimChain.connect(values.chain, chainId);
+  } catch (err) {
+    fail(`--chain ${values.chain}: ${(err as Error).message.split("\n")[0]}`);
+  }
+}
+
 let sim: ReturnType<typeof startVenueSim>;
 try {
   sim = startVenueSim({
@@ -71,6 +87,7 @@ try {
     paper: { chainId },
     orderVersion,
     heartbeatTimeoutMs,
+    chain,
   });
 } catch (err) {
   fail((err as Error).message);

@@ -33,7 +33,10 @@
  * Test controls (no auth, no injected latency):
  *   POST /_sim/credentials, POST /_sim/wallets {wallet, owner}, POST /_sim/faults (partial updates, see
  *   SimFaults), GET /_sim/faults, GET /_sim/stats → {posts: {id: n}, cancels: {id: n}}, POST /_sim/reset
- *   (faults and stats).
+ *   (faults and stats), GET /_sim/chain (with `chain`: the RPC URL, the exchanges' and Conditional Tokens'
+ *   addresses and the sending account; 404 without).
+ * Chain (`chain`, sim-chain.ts): each submission's matches are settled in one transaction emitting
+ * OrderFilled from the market's exchange address; the trades carry its hash.
  * Faults: latency_ms before answering every venue call; cancel_latency_ms more on cancels;
  * cancel_hang_ratio of cancels are never answered (held until the client goes away or the server
  * stops; nothing is cancelled); cancel_error_ratio of cancels are answered cancel_error_status with
@@ -54,6 +57,7 @@ import { deriveApiCreds, verifyL1Headers } from "./l1-auth.ts";
 import { mergeFaults, type SimCredential, type SimFaults, VenueSimState } from "./sim-state.ts";
 import { clobMarketJson, marketJson, orderJson, page, type SimTrade, tradeJson } from "./sim-wire.ts";
 import { verifyPostedOrder } from "./verify-posted-order.ts";
+import type { SimChain } from "./sim-chain.ts";
 
 export { NO_FAULTS, type SimCredential, type SimFaults, type SimScope, VenueSimState } from "./sim-state.ts";
 
@@ -76,6 +80,8 @@ export interface VenueSimOptions {
   heartbeatTimeoutMs?: number;
   /** Random source for faults, [0, 1) (tests). */
   random?: () => number;
+  /** Settles every match on a local chain (`--chain URL`, sim-chain.ts); GET /_sim/chain names its addresses. */
+  chain?: SimChain;
 }
 
 export interface VenueSim {
@@ -217,6 +223,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       collecting = null;
     }
     if (!r.ok) return { status: 200, body: { success: false, errorMsg: r.error, orderID: "", status: "", transactionsHashes: [], tradeIDs: [] } };
+    if (opts.chain && trades.length) await settleOnChain(opts.chain, trades);
     state.recordOrder(cred.api_key, r.venue_order_id);
     const rec = venue.order(r.venue_order_id)!;
     const usdc = fromUnits(rec.filled_usdc);
@@ -234,6 +241,16 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
         tradeIDs: trades.map((t) => t.id),
       },
     };
+  };
+
+  /** The submission's matches in one transaction on the chain, whose hash the trades then carry. */
+  const settleOnChain = async (chain: SimChain, trades: SimTrade[]) => {
+    try {
+      const hash = await chain.settle(trades, venue);
+      for (const t of trades) t.transaction_hash = hash;
+    } catch (err) {
+      console.error(`venue-sim: settlement on the chain failed: ${(err as Error)?.message ?? String(err)}`);
+    }
   };
 
   /** null when the signature is good for the market's domain; else the venue's refusal. */
@@ -543,6 +560,9 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     }
     if (req.method === "GET" && path === "/_sim/faults") return json(state.faults);
     if (req.method === "GET" && path === "/_sim/stats") return json(state.stats());
+    if (req.method === "GET" && path === "/_sim/chain") {
+      return opts.chain ? json(opts.chain.describe()) : json({ error: "the simulator was started without --chain" }, 404);
+    }
     if (req.method === "POST" && path === "/_sim/reset") {
       state.reset();
       return json({ ok: true });
