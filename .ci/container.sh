@@ -102,9 +102,10 @@ command -v runc >/dev/null 2>&1 || { apt_install runc >>"$LOG_DIR/container-apt.
 
 work_dir="$(mktemp -d "${TMPDIR:-/tmp}/brokerage-container-XXXXXX")"
 
-# podman's defaults (crun; nofile 1048576, nproc 4194304) fail where the machine's hard limits are
-# lower: `error setting rlimit … operation not permitted`. conmon itself runs with nproc at most
-# 32768. The file is this script's own (CONTAINERS_CONF), unless the caller gave one.
+# podman's default nofile (1048576) fails where the machine's hard limit is lower: `runc create …
+# error setting rlimit … operation not permitted`; nproc may not exceed conmon's own (at most
+# 32768). Runtime runc (Debian's podman recommends crun, which is not installed here).
+# The file is this script's own (CONTAINERS_CONF), unless the caller gave one.
 if [[ -z "${CONTAINERS_CONF:-}" ]]; then
   hard_nofile="$(ulimit -Hn)"
   hard_nproc="$(ulimit -Hu)"
