@@ -104,7 +104,8 @@ work_dir="$(mktemp -d "${TMPDIR:-/tmp}/brokerage-container-XXXXXX")"
 
 # podman's default nofile (1048576) fails where the machine's hard limit is lower: `runc create …
 # error setting rlimit … operation not permitted`; nproc may not exceed conmon's own (at most
-# 32768). Runtime runc (Debian's podman recommends crun, which is not installed here).
+# 32768). Runtime runc: Debian's podman depends on "crun | runc" and apt would pick crun; runc is
+# the one measured to work on the CI machine.
 # The file is this script's own (CONTAINERS_CONF), unless the caller gave one.
 if [[ -z "${CONTAINERS_CONF:-}" ]]; then
   hard_nofile="$(ulimit -Hn)"
