@@ -318,9 +318,9 @@ stop_check() {
 }
 
 dump_logs() {
-  podman logs "$NAME" >"$LOG_DIR/container-service.log" 2>&1 || true
+  podman logs "$NAME" 2>&1 | grep -v 'API key:' >"$LOG_DIR/container-service.log" || true
   echo "---- last lines of the container's log" >&2
-  tail -n 30 "$LOG_DIR/container-service.log" | grep -v 'API key:' >&2 || true
+  tail -n 30 "$LOG_DIR/container-service.log" >&2 || true
 }
 
 podman volume create "$VOLUME" >/dev/null
