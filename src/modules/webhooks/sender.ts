@@ -9,7 +9,7 @@
 import http from "node:http";
 import https from "node:https";
 import { Webhook } from "standardwebhooks";
-import { pinnedLookup, WebhookUrlError, parseEndpointUrl } from "./url-guard.ts";
+import { ipLiteral, parseEndpointUrl, pinnedLookup, refusedAddress, WebhookUrlError } from "./url-guard.ts";
 
 export interface WebhookMessage {
   /** `webhook-id`: the same on every attempt of this message, so a receiver can drop repeats. */
@@ -47,6 +47,10 @@ export function sendWebhook(
   let target: URL;
   try {
     target = parseEndpointUrl(url);
+    // A host that is an IP literal is connected to without a lookup: checked here.
+    const literal = ipLiteral(target);
+    const why = literal !== null && !opts.allowPrivate ? refusedAddress(literal) : null;
+    if (why) throw new WebhookUrlError(why);
   } catch (error) {
     return Promise.resolve(result(false, null, (error as Error).message));
   }

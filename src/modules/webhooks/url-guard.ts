@@ -50,14 +50,16 @@ export function ipLiteral(url: URL): string | null {
 export function refusedAddress(address: string): string | null {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
   let ip = ipaddr.parse(address);
-  if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
-  if (ip.kind() === "ipv6") {
-    // IPv4-compatible (::a.b.c.d, deprecated) and other addresses under ::/96 carry an IPv4 address too.
-    const parts = (ip as ipaddr.IPv6).parts;
-    if (parts.slice(0, 6).every((p) => p === 0)) return `${address} is an IPv4-compatible IPv6 address`;
+  let shown = address;
+  if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress()) {
+    ip = (ip as ipaddr.IPv6).toIPv4Address();
+    shown = `${address} (${ip.toString()})`;
   }
   const range = ip.range();
-  return range === "unicast" ? null : `${address} is a ${rangeName(range)} address`;
+  if (range !== "unicast") return `${shown} is a ${rangeName(range)} address`;
+  // IPv4-compatible addresses (::a.b.c.d, deprecated) carry an IPv4 address too.
+  if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return `${shown} is an IPv4-compatible IPv6 address`;
+  return null;
 }
 
 function rangeName(range: string): string {
