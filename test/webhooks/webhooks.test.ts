@@ -279,6 +279,9 @@ describeEachDatabase("webhook URLs", (_kind, database) => {
       const problem = expectProblem(res, 400, "invalid_request");
       expect(problem.detail).toMatch(reason);
       expect(problem.errors[0].path).toBe("/body/url");
+      // The submitted URL is not repeated.
+      const host = url.includes("://") ? url.split("://")[1].split("/")[0] : "";
+      if (host) expect(res.text).not.toContain(host);
       expect((await app().call("GET", "/v1/webhooks", { key })).body.data).toEqual([]);
     });
 
@@ -297,11 +300,11 @@ describeEachDatabase("webhook URLs", (_kind, database) => {
     ["http://[::1]/hook", /loopback/],
     ["http://[fe80::1]/hook", /link-local/],
     ["http://[fd00::1]/hook", /unique-local/],
-    ["http://[::ffff:127.0.0.1]/hook", /\(127\.0\.0\.1\) is a loopback/],
+    ["http://[::ffff:127.0.0.1]/hook", /an IPv4-mapped loopback/],
     ["http://[::ffff:a00:1]/hook", /private/],
     ["http://[::127.0.0.1]/hook", /IPv4-compatible|non-public/],
     ["http://[64:ff9b::7f00:1]/hook", /non-public|NAT/],
-    ["http://localhost:9/hook", /resolves to .*loopback/],
+    ["http://localhost:9/hook", /resolves to a loopback address \((127\.0\.0\.1|::1)\)/],
     ["http://user:pass@example.com/hook", /user name or password/],
     ["http://token@example.com/hook", /user name or password/],
     ["ftp://example.com/hook", /http or https/],
@@ -355,7 +358,7 @@ describeEachDatabase("webhook URLs", (_kind, database) => {
       const refusedNow = await strict.call("POST", `/v1/webhooks/${endpoint.id}/test`, { key });
       expect(refusedNow.status).toBe(200);
       expect(refusedNow.body).toMatchObject({ delivered: false, status: null });
-      expect(refusedNow.body.error).toMatch(/localhost resolves to .*loopback/);
+      expect(refusedNow.body.error).toMatch(/host resolves to a loopback address/);
       expect(r.received.length).toBe(before);
     } finally {
       r.close();

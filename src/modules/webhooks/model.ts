@@ -71,7 +71,7 @@ export const webhooksDetail = {
     responses: {
       "201": jsonResponse("The endpoint, with its signing secret", CreatedWebhook, { ...EXAMPLE, secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
       ...problemResponses(
-        new InvalidRequestError("url: 127.0.0.1 is a loopback address; set WEBHOOK_ALLOW_PRIVATE=true to allow it", [{ path: "/body/url", message: "127.0.0.1 is a loopback address" }]),
+        new InvalidRequestError("url: the URL's host is a loopback address; the operator's WEBHOOK_ALLOW_PRIVATE=true allows it", [{ path: "/body/url", message: "the URL's host is a loopback address; the operator's WEBHOOK_ALLOW_PRIVATE=true allows it" }]),
         agentScoped,
         new NotFoundError("agent agt_20ew8vau60wtjq891xdc"),
       ),

@@ -50,7 +50,7 @@ export function sendWebhook(
     // A host that is an IP literal is connected to without a lookup: checked here.
     const literal = ipLiteral(target);
     const why = literal !== null && !opts.allowPrivate ? refusedAddress(literal) : null;
-    if (why) throw new WebhookUrlError(why);
+    if (why) throw new WebhookUrlError(`the URL's host is ${why}`);
   } catch (error) {
     return Promise.resolve(result(false, null, (error as Error).message));
   }

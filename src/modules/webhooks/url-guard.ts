@@ -44,21 +44,22 @@ export function ipLiteral(url: URL): string | null {
 }
 
 /**
- * Why a delivery may not go to `address` (null: it may): anything but a public unicast address. The
- * WHATWG URL parser has already turned `0x7f.1`, `2130706433` and the like into dotted quads.
+ * Why a delivery may not go to `address` (null: it may), as a noun phrase without the address ("a
+ * loopback address"): anything but a public unicast address. The WHATWG URL parser has already turned
+ * `0x7f.1`, `2130706433` and the like into dotted quads.
  */
 export function refusedAddress(address: string): string | null {
-  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+  if (!ipaddr.isValid(address)) return "not an IP address";
   let ip = ipaddr.parse(address);
-  let shown = address;
+  let mapped = "";
   if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).isIPv4MappedAddress()) {
     ip = (ip as ipaddr.IPv6).toIPv4Address();
-    shown = `${address} (${ip.toString()})`;
+    mapped = "IPv4-mapped ";
   }
   const range = ip.range();
-  if (range !== "unicast") return `${shown} is a ${rangeName(range)} address`;
+  if (range !== "unicast") return `an ${mapped}${rangeName(range)} address`.replace(/^an ([^aeiouI])/, "a $1");
   // IPv4-compatible addresses (::a.b.c.d, deprecated) carry an IPv4 address too.
-  if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return `${shown} is an IPv4-compatible IPv6 address`;
+  if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return "an IPv4-compatible IPv6 address";
   return null;
 }
 
@@ -83,13 +84,14 @@ export async function resolveAllowed(hostname: string, allowPrivate: boolean, re
   try {
     addresses = await resolve(hostname, { all: true, verbatim: true });
   } catch {
-    throw new WebhookUrlError(`the host ${hostname} does not resolve`);
+    throw new WebhookUrlError("the URL's host does not resolve");
   }
-  if (addresses.length === 0) throw new WebhookUrlError(`the host ${hostname} does not resolve`);
+  if (addresses.length === 0) throw new WebhookUrlError("the URL's host does not resolve");
   if (!allowPrivate) {
     for (const a of addresses) {
       const why = refusedAddress(a.address);
-      if (why) throw new WebhookUrlError(`the host ${hostname} resolves to ${why}; set WEBHOOK_ALLOW_PRIVATE=true to allow it`);
+      // The resolved address is named (it is not part of the request); the host name is not repeated.
+      if (why) throw new WebhookUrlError(`the URL's host resolves to ${why} (${a.address}); the operator's WEBHOOK_ALLOW_PRIVATE=true allows it`);
     }
   }
   return addresses;
@@ -105,7 +107,7 @@ export async function checkEndpointUrl(text: string, allowPrivate: boolean): Pro
   if (literal !== null) {
     if (!allowPrivate) {
       const why = refusedAddress(literal);
-      if (why) throw new WebhookUrlError(`${why}; set WEBHOOK_ALLOW_PRIVATE=true to allow it`);
+      if (why) throw new WebhookUrlError(`the URL's host is ${why}; the operator's WEBHOOK_ALLOW_PRIVATE=true allows it`);
     }
   } else {
     await resolveAllowed(url.hostname, allowPrivate);
@@ -128,7 +130,7 @@ export function pinnedLookup(allowPrivate: boolean) {
     };
     if (ipaddr.isValid(host)) {
       const why = allowPrivate ? null : refusedAddress(host);
-      if (why) return callback(Object.assign(new WebhookUrlError(why), { code: "EWEBHOOKADDRESS" }), "");
+      if (why) return callback(Object.assign(new WebhookUrlError(`the URL's host is ${why}`), { code: "EWEBHOOKADDRESS" }), "");
       return done([{ address: host, family: host.includes(":") ? 6 : 4 }]);
     }
     resolveAllowed(host, allowPrivate).then(done, (error: Error) => callback(Object.assign(error, { code: "EWEBHOOKADDRESS" }), ""));
