@@ -29,7 +29,7 @@ export function createWebhooks({ api, confirmDialog, showError, refresh, agentNa
     }
     replace(
       el,
-      `⚠ ${disabled.length === 1 ? "A webhook endpoint was" : `${disabled.length} webhook endpoints were`} disabled after their retries: `,
+      `⚠ ${disabled.length === 1 ? "A webhook endpoint was" : `${disabled.length} webhook endpoints were`} disabled after ${disabled.length === 1 ? "its" : "their"} retries: `,
       disabled.map((w, i) => [i ? ", " : "", h("code", {}, w.url), w.last_error ? ` (${w.last_error})` : ""]).flat(),
       ". Events wait for them. ",
       h("a", { href: "#webhooks" }, "Re-enable in Webhooks"),
