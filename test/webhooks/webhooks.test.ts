@@ -390,6 +390,21 @@ test("the signature is the Standard Webhooks one: verified by the library, refus
     expect(refused).toMatchObject({ ok: false, status: null });
     expect(refused.error).toMatch(/loopback/);
     r.secret = secret;
+    // At delivery the name is resolved again and every address checked: a name re-pointed at an inside
+    // address (DNS rebinding), or one of whose addresses is inside, is refused before any connection.
+    const rebind = `http://rebind.example:${r.port}/hooks`;
+    const before = r.received.length;
+    const toLoopback = async () => [{ address: "127.0.0.1", family: 4 }];
+    const rebound = await sendWebhook(rebind, secret, { id: "evt_6", body }, { now, timeoutMs: 1000, allowPrivate: false, resolve: toLoopback });
+    expect(rebound).toMatchObject({ ok: false, status: null });
+    expect(rebound.error).toMatch(/resolves to a loopback address \(127\.0\.0\.1\)/);
+    const mixed = await sendWebhook(rebind, secret, { id: "evt_7", body }, { now, timeoutMs: 1000, allowPrivate: false, resolve: async () => [{ address: "1.1.1.1", family: 4 }, { address: "::ffff:10.0.0.1", family: 6 }] });
+    expect(mixed.error).toMatch(/IPv4-mapped private/);
+    expect(r.received.length).toBe(before);
+    // The connection goes to the address the checked lookup answered (the name itself resolves nowhere).
+    const pinned = await sendWebhook(rebind, secret, { id: "evt_8", body }, { now, timeoutMs: 1000, allowPrivate: true, resolve: toLoopback });
+    expect(pinned).toMatchObject({ ok: true, status: 204 });
+    expect(r.received.at(-1)?.webhookId).toBe("evt_8");
     r.delayMs = 500;
     const slow = await sendWebhook(r.url, secret, { id: "evt_5", body }, { now, timeoutMs: 100, allowPrivate: true });
     expect(slow).toMatchObject({ ok: false, status: null, error: "no answer within 100 ms" });

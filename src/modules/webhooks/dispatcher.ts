@@ -182,8 +182,14 @@ export class WebhookDispatcher {
    * first failure (its retry is scheduled). The cursor moves after each delivery, and over events that
    * do not match.
    */
-  private async drain(endpoint: WebhookRow, horizon: number): Promise<void> {
+  private async drain(seen: WebhookRow, horizon: number): Promise<void> {
     const { db, eventLog, vault, clock, settings, metrics } = this.deps;
+    // Read again: a drain of this endpoint that ended after the pass read it may have moved its cursor.
+    const [endpoint] = await db
+      .select()
+      .from(webhooks)
+      .where(and(eq(webhooks.id, seen.id), eq(webhooks.status, "enabled")));
+    if (!endpoint || endpoint.lastEventId >= horizon || (endpoint.nextAttemptAt && endpoint.nextAttemptAt.getTime() > clock.now())) return;
     const secret = await openWebhookSecret(vault, endpoint);
     const scope = { orgId: endpoint.orgId, agentId: endpoint.agentId ?? undefined };
     const types = endpoint.eventTypes ? new Set<string>(endpoint.eventTypes) : null;

@@ -9,7 +9,7 @@
 import http from "node:http";
 import https from "node:https";
 import { Webhook } from "standardwebhooks";
-import { ipLiteral, parseEndpointUrl, pinnedLookup, refusedAddress, WebhookUrlError } from "./url-guard.ts";
+import { ipLiteral, parseEndpointUrl, pinnedLookup, refusedAddress, type Resolve, WebhookUrlError } from "./url-guard.ts";
 
 export interface WebhookMessage {
   /** `webhook-id`: the same on every attempt of this message, so a receiver can drop repeats. */
@@ -35,7 +35,7 @@ export function sendWebhook(
   url: string,
   secret: string,
   message: WebhookMessage,
-  opts: { now: Date; timeoutMs: number; allowPrivate: boolean },
+  opts: { now: Date; timeoutMs: number; allowPrivate: boolean; resolve?: Resolve },
 ): Promise<DeliveryResult> {
   const started = performance.now();
   const result = (ok: boolean, status: number | null, error: string | null): DeliveryResult => ({
@@ -73,7 +73,7 @@ export function sendWebhook(
     };
     const request = client.request(
       target,
-      { method: "POST", headers, lookup: pinnedLookup(opts.allowPrivate) as never, agent: false },
+      { method: "POST", headers, lookup: pinnedLookup(opts.allowPrivate, opts.resolve) as never, agent: false },
       (response) => {
         const status = response.statusCode ?? 0;
         let read = 0;

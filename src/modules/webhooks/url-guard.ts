@@ -79,12 +79,27 @@ function rangeName(range: string): string {
 }
 
 /** Resolves `hostname` (every address) and refuses it unless all of them are allowed. */
-export async function resolveAllowed(hostname: string, allowPrivate: boolean, resolve: typeof dnsLookup = dnsLookup): Promise<LookupAddress[]> {
+/** Resolves a host name to every address (node:dns `lookup` with `all: true`, or a test's own). */
+export type Resolve = (hostname: string) => Promise<LookupAddress[]>;
+export const systemResolve: Resolve = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/** How long a name may take to resolve at registration (a delivery has its own deadline). */
+const RESOLVE_TIMEOUT_MS = 5_000;
+
+export async function resolveAllowed(hostname: string, allowPrivate: boolean, resolve: Resolve = systemResolve): Promise<LookupAddress[]> {
   let addresses: LookupAddress[];
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    addresses = await resolve(hostname, { all: true, verbatim: true });
+    addresses = await Promise.race([
+      resolve(hostname),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timeout")), RESOLVE_TIMEOUT_MS);
+      }),
+    ]);
   } catch {
     throw new WebhookUrlError("the URL's host does not resolve");
+  } finally {
+    clearTimeout(timer);
   }
   if (addresses.length === 0) throw new WebhookUrlError("the URL's host does not resolve");
   if (!allowPrivate) {
@@ -101,7 +116,7 @@ export async function resolveAllowed(hostname: string, allowPrivate: boolean, re
  * Checks an endpoint URL as it is registered and before each delivery: its form, then its host (an IP
  * literal directly, a name through DNS). Throws WebhookUrlError.
  */
-export async function checkEndpointUrl(text: string, allowPrivate: boolean): Promise<URL> {
+export async function checkEndpointUrl(text: string, allowPrivate: boolean, resolve: Resolve = systemResolve): Promise<URL> {
   const url = parseEndpointUrl(text);
   const literal = ipLiteral(url);
   if (literal !== null) {
@@ -110,7 +125,7 @@ export async function checkEndpointUrl(text: string, allowPrivate: boolean): Pro
       if (why) throw new WebhookUrlError(`the URL's host is ${why}; the operator's WEBHOOK_ALLOW_PRIVATE=true allows it`);
     }
   } else {
-    await resolveAllowed(url.hostname, allowPrivate);
+    await resolveAllowed(url.hostname, allowPrivate, resolve);
   }
   return url;
 }
@@ -121,7 +136,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * A `lookup` for node:http(s) requests: resolves the name and checks every address (unless private ones
  * are allowed), so the socket connects only to an address that passed the check.
  */
-export function pinnedLookup(allowPrivate: boolean) {
+export function pinnedLookup(allowPrivate: boolean, resolve: Resolve = systemResolve) {
   return (hostname: string, options: { all?: boolean } | number | undefined, callback: LookupCallback): void => {
     const host = hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
     const done = (addresses: LookupAddress[]) => {
@@ -133,6 +148,6 @@ export function pinnedLookup(allowPrivate: boolean) {
       if (why) return callback(Object.assign(new WebhookUrlError(`the URL's host is ${why}`), { code: "EWEBHOOKADDRESS" }), "");
       return done([{ address: host, family: host.includes(":") ? 6 : 4 }]);
     }
-    resolveAllowed(host, allowPrivate).then(done, (error: Error) => callback(Object.assign(error, { code: "EWEBHOOKADDRESS" }), ""));
+    resolveAllowed(host, allowPrivate, resolve).then(done, (error: Error) => callback(Object.assign(error, { code: "EWEBHOOKADDRESS" }), ""));
   };
 }
