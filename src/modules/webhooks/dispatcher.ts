@@ -159,7 +159,7 @@ export class WebhookDispatcher {
     if (this.stable < 0) {
       const [row] = await db.select({ id: min(webhooks.lastEventId) }).from(webhooks).where(eq(webhooks.status, "enabled"));
       if (row?.id === null || row?.id === undefined) return -1;
-      this.stable = row.id;
+      this.stable = Number(row.id);
     }
     const ids = await db.select({ id: events.id }).from(events).where(gt(events.id, this.stable)).orderBy(asc(events.id)).limit(1000);
     const now = clock.now();
@@ -173,7 +173,8 @@ export class WebhookDispatcher {
       this.stable = id;
     }
     for (const missing of this.gaps.keys()) if (missing <= this.stable) this.gaps.delete(missing);
-    if (ids.length === 1000) this.kick();
+    // More ids than one read: look again at once (not while a gap holds the horizon back).
+    if (ids.length === 1000 && this.stable === ids[ids.length - 1].id) this.kick();
     return this.stable;
   }
 
@@ -208,7 +209,9 @@ export class WebhookDispatcher {
     for (;;) {
       if (this.stopped) break;
       const batch = await eventLog.after(scope, cursor, BATCH);
-      let reachedHorizon = batch.length < BATCH;
+      // Read until nothing is left below the horizon (a short batch does not prove it: the log leaves
+      // out the events of removed orders).
+      let reachedHorizon = batch.length === 0;
       for (const event of batch) {
         if (event.id > horizon) {
           reachedHorizon = true;
