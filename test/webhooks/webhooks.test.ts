@@ -69,7 +69,8 @@ describeEachDatabase("webhooks", (_kind, database) => {
     expect(list.text).not.toContain(created.secret);
     expect(list.text).not.toContain("secret");
     const read = await t.call("GET", `/v1/webhooks/${created.id}`, { key: tr.key });
-    expect(read.body).toEqual(list.body.data[0]);
+    // The cursor moves on with other organizations' events (the log's ids are global): the rest is the same.
+    expect({ ...read.body, last_event_id: 0 }).toEqual({ ...list.body.data[0], last_event_id: 0 });
     // The stored row holds no plain secret.
     const [row] = await rowsOf(await database(), sql.raw(`select * from webhooks where id = '${created.id}'`));
     expect(JSON.stringify(row)).not.toContain(created.secret.slice(6, 30));
@@ -153,9 +154,13 @@ describeEachDatabase("webhooks", (_kind, database) => {
     const order = r.distinct()[0].body;
     expect(order.type).toBe("order");
     expect(order.data.order.agent_id).toBe(tr.agent.id);
-    // The cursor is in the database.
-    await r.until(() => true, "");
-    const after = (await t.call("GET", `/v1/webhooks/${endpoint.id}`, { key: tr.key })).body;
+    // The cursor is in the database (written right after the last answer).
+    let after: any;
+    for (let i = 0; i < 100; i++) {
+      after = (await t.call("GET", `/v1/webhooks/${endpoint.id}`, { key: tr.key })).body;
+      if (after.last_event_id >= expected.at(-1)!) break;
+      await sleep(20);
+    }
     expect(after).toMatchObject({ attempts: 0, last_error: null, status: "enabled" });
     expect(after.last_event_id).toBeGreaterThanOrEqual(expected.at(-1)!);
     // Delivery metrics.
@@ -246,7 +251,12 @@ describeEachDatabase("webhooks", (_kind, database) => {
     try {
       await r.until((x) => x.distinct().length >= expected.length, "every event after the restart");
       expectDelivered(r, expected);
-      const view = (await second.call("GET", `/v1/webhooks/${endpoint.id}`, { key: tr.key })).body;
+      let view: any;
+      for (let i = 0; i < 100; i++) {
+        view = (await second.call("GET", `/v1/webhooks/${endpoint.id}`, { key: tr.key })).body;
+        if (view.last_event_id >= expected.at(-1)!) break;
+        await sleep(20);
+      }
       expect(view.last_event_id).toBeGreaterThanOrEqual(expected.at(-1)!);
     } finally {
       await jobs.stop();

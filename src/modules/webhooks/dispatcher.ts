@@ -28,7 +28,7 @@ import { messageBody, openWebhookSecret, type WebhookRow } from "./service.ts";
 
 const POLL_MS = 500;
 /** The shortest time between two passes, so a burst of commits does not run the loop flat out. */
-const MIN_PASS_MS = 20;
+const MIN_PASS_MS = 50;
 const BATCH = 100;
 
 export interface WebhookMetrics {
@@ -113,23 +113,27 @@ export class WebhookDispatcher {
       const wakes = eventLog.wakeCount;
       const started = clock.now();
       if (this.kicked.signal.aborted) this.kicked = new AbortController();
+      let idle = false;
       try {
-        await this.pass();
+        idle = !(await this.pass());
       } catch (error) {
         logger.error("webhook delivery pass failed", { error });
       }
       if (this.stopped) break;
-      await eventLog.waitForMore(POLL_MS, AbortSignal.any([this.stopping.signal, this.kicked.signal]), wakes);
+      const wakeUp = AbortSignal.any([this.stopping.signal, this.kicked.signal]);
+      // Without an enabled endpoint commits do not wake the loop: a poll (or a new endpoint's kick) does.
+      if (idle) await sleep(POLL_MS, wakeUp);
+      else await eventLog.waitForMore(POLL_MS, wakeUp, wakes);
       const spent = clock.now() - started;
       if (spent < MIN_PASS_MS && !this.stopped) await new Promise((r) => setTimeout(r, MIN_PASS_MS - spent));
     }
   }
 
-  /** One pass: the horizon, then a drain of every enabled endpoint that is due and behind it. */
-  private async pass(): Promise<void> {
+  /** One pass: the horizon, then a drain of every enabled endpoint that is due and behind it. False without enabled endpoints. */
+  private async pass(): Promise<boolean> {
     const { db, clock } = this.deps;
     const horizon = await this.horizon();
-    if (horizon < 0) return;
+    if (horizon < 0) return false;
     const due = await db
       .select()
       .from(webhooks)
@@ -140,6 +144,15 @@ export class WebhookDispatcher {
           or(isNull(webhooks.nextAttemptAt), lte(webhooks.nextAttemptAt, new Date(clock.now()))),
         ),
       );
+    if (due.length === 0 && this.inFlight.size === 0) {
+      const [any] = await db.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.status, "enabled")).limit(1);
+      if (!any) {
+        // No enabled endpoint left: idle; the horizon starts again from the cursors of the next ones.
+        this.stable = -1;
+        this.gaps.clear();
+        return false;
+      }
+    }
     for (const row of due) {
       if (this.inFlight.has(row.id)) continue;
       const run = this.limit(() => (this.stopped ? Promise.resolve() : this.drain(row, horizon)))
@@ -151,6 +164,7 @@ export class WebhookDispatcher {
         });
       this.inFlight.set(row.id, run);
     }
+    return true;
   }
 
   /** The highest event id below which nothing can still commit (see the file comment); -1 without enabled endpoints. */
@@ -271,6 +285,19 @@ export class WebhookDispatcher {
     eventLog.wake();
     logger.warn("webhook endpoint disabled after its retries", { webhook_id: endpoint.id, org_id: endpoint.orgId, attempts, error });
   }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 /** The message of one event: `webhook-id` `evt_<event id>`, the same on every attempt. */
