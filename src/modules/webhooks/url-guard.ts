@@ -57,7 +57,10 @@ export function refusedAddress(address: string): string | null {
     mapped = "IPv4-mapped ";
   }
   const range = ip.range();
-  if (range !== "unicast") return `an ${mapped}${rangeName(range)} address`.replace(/^an ([^aeiouI])/, "a $1");
+  if (range !== "unicast") {
+    const kind = `${mapped}${rangeName(range)}`;
+    return `${/^(IPv4|unspecified)/.test(kind) ? "an" : "a"} ${kind} address`;
+  }
   // IPv4-compatible addresses (::a.b.c.d, deprecated) carry an IPv4 address too.
   if (ip.kind() === "ipv6" && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return "an IPv4-compatible IPv6 address";
   return null;

@@ -16,7 +16,7 @@ export function createWebhooks({ api, confirmDialog, showError, refresh, agentNa
     enable: (id) => api.request("POST", `/v1/webhooks/${encodeURIComponent(id)}/enable`),
     remove: (id) => api.request("DELETE", `/v1/webhooks/${encodeURIComponent(id)}`),
   };
-  let lastTest = new Map();
+  const lastTest = new Map();
 
   /** The notice on every view: which endpoints are disabled, and where to re-enable them. */
   function notice(webhooks) {
