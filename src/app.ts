@@ -45,6 +45,9 @@ import { OrderService } from "./modules/orders/service.ts";
 import { toOrderModel } from "./modules/orders/order-view.ts";
 import { eventsModule } from "./modules/events/index.ts";
 import { EventStreamService } from "./modules/events/service.ts";
+import { webhooksModule } from "./modules/webhooks/index.ts";
+import { WebhookService } from "./modules/webhooks/service.ts";
+import { createWebhookMetrics, WebhookDispatcher } from "./modules/webhooks/dispatcher.ts";
 import { EventLog } from "./db/event-log.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { interruptedRequestResolver } from "./modules/recovery/interrupted-requests.ts";
@@ -91,6 +94,9 @@ export interface Services {
   events: EventStreamService;
   /** The chain source (null when CHAIN_RPC_URL is unset): `source.start()` in main.ts, its state in /readyz. */
   chain: ChainParts;
+  /** Webhook endpoints (the API's) and their delivery loop (started by startJobs). */
+  webhooks: WebhookService;
+  webhookDispatcher: WebhookDispatcher;
 }
 
 /** `vault` comes from loadOrCreateSealKeyPair, which is asynchronous: the caller builds it (main.ts, tests). */
@@ -180,6 +186,25 @@ export function createServices(parts: {
     venue,
     orderHashOf: async (id) => (await orderRepo.get(id))?.orderHash ?? null,
   });
+  const webhookDispatcher = new WebhookDispatcher({
+    db: database.db,
+    eventLog,
+    vault: parts.vault,
+    clock,
+    logger,
+    metrics: createWebhookMetrics(metrics.registry),
+    settings: config.webhooks,
+    // PGlite commits in id order; on PostgreSQL an id may commit later than a larger one (dispatcher.ts).
+    gapWaitMs: database.kind === "pglite" ? 0 : 5_000,
+  });
+  const webhooks = new WebhookService({
+    db: database.db,
+    vault: parts.vault,
+    clock,
+    eventLog,
+    settings: config.webhooks,
+    onChange: () => webhookDispatcher.kick(),
+  });
   return {
     ...rest,
     config,
@@ -214,6 +239,8 @@ export function createServices(parts: {
     eventLog,
     events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
     chain: createChain({ config, database, logger, clock, sink: venueReports ?? loggingSink(logger) }),
+    webhooks,
+    webhookDispatcher,
   };
 }
 
@@ -282,6 +309,7 @@ export function createApp(services: Services): App {
     .use(decisionsModule({ decisions: services.decisions, auth }))
     .use(exposureModule({ exposure: services.exposure, auth }))
     .use(eventsModule({ events: services.events, auth }))
+    .use(webhooksModule({ webhooks: services.webhooks, auth }))
     .use(dashboardModule());
 
   return {

@@ -58,6 +58,10 @@ export const EnvSchema = T.Object({
   CHAIN_POLL_MS: T.Optional(Int(50, 600000)),
   CHAIN_START_BLOCK: T.Optional(T.String({ pattern: "^[0-9]{1,18}$" })),
   LOG_LEVEL: T.Optional(T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")])),
+  WEBHOOK_ALLOW_PRIVATE: T.Optional(Bool),
+  WEBHOOK_RETRY_SCHEDULE_MS: T.Optional(T.String({ pattern: "^[0-9]{1,9}(,[0-9]{1,9}){0,49}$" })),
+  WEBHOOK_TIMEOUT_MS: T.Optional(Int(100, 120000)),
+  WEBHOOK_CONCURRENCY: T.Optional(Int(1, 1024)),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -101,6 +105,17 @@ export interface Config {
   /** The chain source (docs/configuration.md#chain); `rpcUrl` null: off. */
   chain: ChainConfig;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** Webhook delivery (docs/webhooks.md). */
+  webhooks: {
+    /** WEBHOOK_ALLOW_PRIVATE: endpoints may be on private, loopback or link-local addresses (development, tests). */
+    allowPrivate: boolean;
+    /** The waits before each retry of a failed delivery; the endpoint is disabled when they are used up. */
+    retryScheduleMs: number[];
+    /** One delivery's limit, connection to answer. */
+    timeoutMs: number;
+    /** Endpoints delivered to at once. */
+    concurrency: number;
+  };
 }
 
 export interface ChainConfig {
@@ -123,6 +138,11 @@ export const CONDITIONAL_TOKENS: Readonly<Record<137 | 80002, `0x${string}`>> = 
   137: "0x4D97DCd97eC945f40cF65F87097ACe5EA0476045",
   80002: "0x69308FB512518e39F9b16112fA8d994F4e2Bf8bB",
 };
+/**
+ * The default waits between webhook retries: seconds at first (a short outage delays events by
+ * seconds), then longer, 21.9 hours in all before the endpoint is disabled.
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [1, 2, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 21600, 28800].map((s) => s * 1000);
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -218,6 +238,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       startBlock: e.CHAIN_START_BLOCK ? BigInt(e.CHAIN_START_BLOCK) : null,
     },
     logLevel: e.LOG_LEVEL ?? "info",
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === "true" || e.WEBHOOK_ALLOW_PRIVATE === "1",
+      retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE_MS ? e.WEBHOOK_RETRY_SCHEDULE_MS.split(",").map(Number) : DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS ? Number(e.WEBHOOK_TIMEOUT_MS) : 10_000,
+      concurrency: e.WEBHOOK_CONCURRENCY ? Number(e.WEBHOOK_CONCURRENCY) : 16,
+    },
   };
 }
 

@@ -4,7 +4,7 @@
  * pruning the event log past EVENTS_RETENTION_H, reconciling orders whose venue
  * state is unsettled, and killing agents whose heartbeat deadline passed (the
  * last two once at start-up, then periodically); and, once at start-up, running
- * again every kill a crash interrupted (its `kills` row not completed). Each job
+ * again every kill a crash interrupted (its `kills` row not completed); and the webhook delivery loop. Each job
  * runs alone (never two overlapping runs) and logs, never throws.
  */
 import type { Services } from "./app.ts";
@@ -20,7 +20,7 @@ export function startJobs(
   services: Services,
   opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number; heartbeatEveryMs?: number } = {},
 ): Jobs {
-  const { logger, orders, eventLog, clock, config, heartbeats, kill } = services;
+  const { logger, orders, eventLog, clock, config, heartbeats, kill, webhookDispatcher } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
   const runs = new Set<Promise<void>>();
   let stopped = false;
@@ -66,12 +66,14 @@ export function startJobs(
   const heartbeat = job("resume_kills", () => kill.resumeUnfinished())().then(() =>
     every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep())(),
   );
+  // Webhook delivery: its own loop, woken by the event log's commits (src/modules/webhooks/dispatcher.ts).
+  webhookDispatcher.start();
   return {
     started: Promise.all([reconcile(), heartbeat]).then(() => undefined),
     async stop() {
       stopped = true;
       for (const t of timers) clearInterval(t);
-      await Promise.allSettled([...runs]);
+      await Promise.allSettled([...runs, webhookDispatcher.stop()]);
     },
   };
 }

@@ -287,7 +287,9 @@ export const payments = pgTable(
   ],
 );
 
-export type EventType = "order" | "risk_rejected" | "breaker" | "kill";
+/** Every type of the event log (docs/events.md); `webhook_disabled` is an organization's event (no agent). */
+export const EVENT_TYPES = ["order", "risk_rejected", "breaker", "kill", "webhook_disabled"] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
  * The event log (docs/events.md): one row per status change the stream reports, written in the same
@@ -301,7 +303,8 @@ export const events = pgTable(
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
     orgId: text("org_id").notNull(),
-    agentId: text("agent_id").notNull(),
+    /** Null for an organization's own event (`webhook_disabled`), which agent-scoped streams do not see. */
+    agentId: text("agent_id"),
     type: text("type").$type<EventType>().notNull(),
     /** Null only for a new order's `order` event (`order_id` set). */
     data: jsonb("data").$type<Record<string, unknown>>(),
@@ -324,3 +327,37 @@ export const chainCursor = pgTable("chain_cursor", {
   pending: jsonb("pending").$type<{ fillKey: string; orderHash: string; maker: string; blockNumber: string; blockHash: string }[]>().notNull().default(sql`'[]'::jsonb`),
   updatedAt: ts("updated_at").notNull().defaultNow(),
 });
+
+/**
+ * Webhook endpoints of an organization (docs/webhooks.md). `last_event_id` is the endpoint's cursor
+ * into the event log: every matching event up to it was delivered (a 2xx answer), so delivery resumes
+ * after it at start-up. `secret_sealed` is the signing secret sealed with the credential vault (it must
+ * be opened to sign). `attempts` and `next_attempt_at` are the retry state of the event after the cursor.
+ */
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    orgId: text("org_id").notNull().references(() => orgs.id),
+    url: text("url").notNull(),
+    /** The event types delivered; null for every type (also types added later). */
+    eventTypes: jsonb("event_types").$type<EventType[] | null>(),
+    /** Only this agent's events when set. */
+    agentId: text("agent_id"),
+    description: text("description"),
+    secretSealed: bytea("secret_sealed").notNull(),
+    status: text("status").$type<"enabled" | "disabled">().notNull().default("enabled"),
+    lastEventId: bigint("last_event_id", { mode: "number" }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at"),
+    lastError: text("last_error"),
+    lastSuccessAt: ts("last_success_at"),
+    disabledAt: ts("disabled_at"),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [
+    index("webhooks_org_idx").on(t.orgId, t.createdAt),
+    index("webhooks_enabled_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'enabled'`),
+  ],
+);

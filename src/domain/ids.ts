@@ -8,7 +8,7 @@
 import { randomFillSync } from "node:crypto";
 import { systemClock } from "./clock.ts";
 
-export type IdPrefix = "org" | "key" | "agt" | "ord" | "dec" | "kil" | "pay";
+export type IdPrefix = "org" | "key" | "agt" | "ord" | "dec" | "kil" | "pay" | "whk";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 let lastMs = 0;

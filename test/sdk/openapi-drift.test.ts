@@ -5,6 +5,7 @@
  */
 import { beforeAll, expect, test } from "bun:test";
 import { BrokerClient, type CreateAgentRequest, type CredentialsRequest, type DecisionRequest, type IntentRequest, type Limits, type ListMarketsQuery, type ListDecisionsQuery, type ListOrdersQuery, type ListPaymentsQuery, type RiskSummaryQuery, type SubmitSignedRequest } from "../../packages/sdk/src/client.ts";
+import type { CreateWebhookRequest } from "../../packages/sdk/src/client.ts";
 import { sharedPglite } from "../support/databases.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 
@@ -57,6 +58,8 @@ async function callEverything(c: BrokerClient): Promise<void> {
   await c.riskSummary({ agent_id: ID, hours: 1, days: 1 } satisfies Required<RiskSummaryQuery>);
   await c.getOrder(ID); await c.listOrders(ordersQ); await c.cancelOrder(ID); await c.cancelOrder(ID, { venue_auth: submit.venue_auth }); await c.approveOrder(ID, { reason: "r" } satisfies Required<DecisionRequest>); await c.rejectOrder(ID, { reason: "r" });
   await c.events({ agent_id: ID, after: "1", maxReconnects: 0, reconnectDelayMs: 1 }).next().catch(() => undefined);
+  await c.createWebhook({ url: "https://hooks.example.com/x", event_types: ["order"], agent_id: ID, description: "d" } satisfies Required<CreateWebhookRequest>);
+  await c.listWebhooks({ limit: 1, cursor: "c" }); await c.getWebhook(ID); await c.testWebhook(ID); await c.enableWebhook(ID); await c.deleteWebhook(ID);
 }
 
 let t: TestApp;

@@ -40,6 +40,7 @@ import type {
   SubmitSignedRequest,
   VenueAuth,
 } from "./types.js";
+import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookTestResult } from "./types.js";
 import { buildCancelAllVenueAuth, buildCancelVenueAuth, buildVenueAuth, type VenueCredentials } from "./venue-auth.js";
 
 export * from "./errors.js";
@@ -336,5 +337,33 @@ export class BrokerClient {
       yield* page.data;
       cursor = page.next_cursor ?? undefined;
     } while (cursor);
+  }
+
+  // ---------------------------------------------------------------- webhooks (organization keys only)
+
+  /**
+   * Registers a webhook endpoint (docs/webhooks.md): the organization's events from now on are POSTed to
+   * `url`, signed per Standard Webhooks. The answer's `secret` (`whsec_…`) is shown only once: keep it to
+   * verify the messages (`new Webhook(secret).verify(body, headers)` with the `standardwebhooks` package).
+   */
+  createWebhook(body: CreateWebhookRequest, o: PostOptions = {}): Promise<CreatedWebhook> {
+    return this.transport.call("POST", "/v1/webhooks", { body, ...o });
+  }
+  listWebhooks(query: PageQuery = {}): Promise<Page<Webhook>> {
+    return this.transport.call("GET", "/v1/webhooks", { query: { ...query } });
+  }
+  getWebhook(id: string): Promise<Webhook> {
+    return this.transport.call("GET", `/v1/webhooks/${enc(id)}`);
+  }
+  /** Sends a signed `webhook_test` message to the endpoint now and answers what it did. */
+  testWebhook(id: string, o: PostOptions = {}): Promise<WebhookTestResult> {
+    return this.transport.call("POST", `/v1/webhooks/${enc(id)}/test`, { ...o });
+  }
+  /** Enables a disabled endpoint again: delivery resumes with the event that failed. */
+  enableWebhook(id: string, o: PostOptions = {}): Promise<Webhook> {
+    return this.transport.call("POST", `/v1/webhooks/${enc(id)}/enable`, { ...o });
+  }
+  async deleteWebhook(id: string): Promise<void> {
+    await this.transport.call("DELETE", `/v1/webhooks/${enc(id)}`);
   }
 }

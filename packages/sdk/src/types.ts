@@ -443,5 +443,75 @@ export type BreakerEvent = EventBase<
   { state: "closed" | "tripped"; reason: string | null; since: string | null; previous?: { state: string; reason: string | null }; [extra: string]: unknown }
 >;
 export type KillEvent = EventBase<"kill", KillAnswer & { reason?: string | null }>;
-export type BrokerEvent = OrderEvent | RiskRejectedEvent | BreakerEvent | KillEvent;
+/** An organization's event (no agent): a webhook endpoint was disabled after its retries. */
+export interface WebhookDisabledEvent {
+  id: string;
+  type: "webhook_disabled";
+  agent_id: null;
+  created_at: string;
+  data: { webhook_id: string; url: string; attempts: number; last_error: string; last_event_id: number; disabled_at: string };
+}
+export type BrokerEvent = OrderEvent | RiskRejectedEvent | BreakerEvent | KillEvent | WebhookDisabledEvent;
 export type BrokerEventType = BrokerEvent["type"];
+
+/** The event types a webhook endpoint can subscribe to (docs/events.md). */
+export type WebhookEventType = "order" | "risk_rejected" | "breaker" | "kill" | "webhook_disabled";
+
+/** POST /v1/webhooks (docs/webhooks.md). */
+export interface CreateWebhookRequest {
+  /** http(s); no credentials; a public address unless the service sets WEBHOOK_ALLOW_PRIVATE. */
+  url: string;
+  /** The types delivered; leave out for every type (also types added later). */
+  event_types?: WebhookEventType[];
+  /** Only this agent's events. */
+  agent_id?: string;
+  description?: string;
+}
+
+/** A webhook endpoint (no secret). */
+export interface Webhook {
+  id: string;
+  url: string;
+  event_types: WebhookEventType[] | null;
+  agent_id: string | null;
+  description: string | null;
+  status: "enabled" | "disabled";
+  /** The cursor: every matching event up to this id was delivered. */
+  last_event_id: number;
+  /** Failed attempts of the event after the cursor. */
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  last_success_at: string | null;
+  disabled_at: string | null;
+  created_at: string;
+  [extra: string]: unknown;
+}
+
+/** The creation answer: the endpoint and its signing secret (`whsec_…`), shown only here. */
+export interface CreatedWebhook extends Webhook {
+  secret: string;
+}
+
+/** POST /v1/webhooks/{id}/test. */
+export interface WebhookTestResult {
+  webhook_id: string;
+  /** The test message's `webhook-id`. */
+  message_id: string;
+  delivered: boolean;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+/**
+ * The JSON body of every webhook message: the Standard Webhooks `type`, `timestamp` and `data`, plus the
+ * event's `id` (null for a test message) and `agent_id` (null for an organization's event).
+ */
+export interface WebhookMessage {
+  id: number | null;
+  type: WebhookEventType | "webhook_test";
+  timestamp: string;
+  agent_id: string | null;
+  data: Record<string, unknown>;
+}

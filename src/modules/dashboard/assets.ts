@@ -19,6 +19,8 @@ import dom from "./assets/dom.js" with { type: "text" };
 // @ts-expect-error: a text import of a browser module is a string
 import views from "./assets/views.js" with { type: "text" };
 // @ts-expect-error: a text import of a browser module is a string
+import webhooks from "./assets/webhooks.js" with { type: "text" };
+// @ts-expect-error: a text import of a browser module is a string
 import sseParse from "../../../node_modules/eventsource-parser/dist/parse.js" with { type: "text" };
 // @ts-expect-error: a text import of a browser module is a string
 import sseErrors from "../../../node_modules/eventsource-parser/dist/errors.js" with { type: "text" };
@@ -42,6 +44,7 @@ export const ASSETS: ReadonlyMap<string, Asset> = new Map<string, Asset>([
   ["charts.js", { body: charts as string, type: JS }],
   ["dom.js", { body: dom as string, type: JS }],
   ["views.js", { body: views as string, type: JS }],
+  ["webhooks.js", { body: webhooks as string, type: JS }],
   ["vendor/eventsource-parser/parse.js", { body: noSourceMap(sseParse as string), type: JS }],
   ["vendor/eventsource-parser/errors.js", { body: noSourceMap(sseErrors as string), type: JS }],
 ]);

@@ -4,9 +4,10 @@ import { intentsChart, volumeChart } from "./charts.js";
 import { fmtAge, h, ORDER_STATUSES, replace } from "./dom.js";
 import { POLL_MS, startLive } from "./live.js";
 import { agentCards, agentLabel, approvals, keysTable, orderDetail, ordersTable, rejectionsList } from "./views.js";
+import { createWebhooks } from "./webhooks.js";
 
 const $ = (id) => document.getElementById(id);
-const VIEWS = ["agents", "orders", "risk", "keys"];
+const VIEWS = ["agents", "orders", "risk", "keys", "webhooks"];
 
 const state = {
   view: "agents",
@@ -99,11 +100,13 @@ function start() {
   $("signed-in").hidden = false;
   $("sign-out").hidden = false;
   loadMarkets();
+  webhooks.checkNotice();
   state.stopLive = startLive({
     key: session.get(),
     onEvent(type, data) {
       // The event envelope (docs/events.md): {id, type, agent_id, created_at, data}; a kill's data is the kill answer.
       if (type === "kill" && data?.agent_id && data.data) state.killResults.set(data.agent_id, data.data);
+      if (type === "webhook_disabled") webhooks.checkNotice();
       scheduleRefresh();
     },
     onTick: () => refresh(),
@@ -241,6 +244,11 @@ const LOADERS = {
     }
     const hint = session.get()?.slice(-4);
     render($("keys-table"), keys, () => keysTable(keys, { agentName, onRevoke: revokeKey, currentKeyHint: hint }));
+  },
+  async webhooks() {
+    await loadAgents();
+    fillSelect($("register-webhook").elements.agent_id, state.agents.map((a) => [a.id, agentLabel(a)]));
+    await webhooks.load();
   },
 };
 
@@ -467,6 +475,10 @@ async function revokeKey(key) {
   await refresh();
 }
 
+// ------------------------------------------------------------------------ webhooks (webhooks.js)
+
+const webhooks = createWebhooks({ api, confirmDialog, showError, refresh: () => refresh(), agentName });
+
 // ------------------------------------------------------------------------ wiring
 
 function init() {
@@ -483,6 +495,7 @@ function init() {
   });
   $("order-filters").addEventListener("submit", (event) => event.preventDefault());
   $("issue-key").addEventListener("submit", issueKey);
+  $("register-webhook").addEventListener("submit", webhooks.register);
   $("limits-form").addEventListener("submit", saveLimits);
   $("limits-cancel").addEventListener("click", () => $("limits").close());
   window.addEventListener("hashchange", route);
