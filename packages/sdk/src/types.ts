@@ -320,6 +320,8 @@ export interface Order {
   unsigned_order?: UnsignedOrder;
   /** With `unsigned_order`: when the order expires unsigned. */
   signature_deadline?: string | null;
+  /** With `unsigned_order`: the venue order's expiration (unix seconds, "0" unless GTD). */
+  expiration?: string;
   [extra: string]: unknown;
 }
 export interface ListOrdersQuery extends PageQuery {
