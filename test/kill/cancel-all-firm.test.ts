@@ -228,7 +228,7 @@ describeEachDatabase("cancel-all and the firm-wide kill against the venue simula
     // An agent-scoped key may not use it.
     const scoped = await agentKey(key, fleet[1].agentId);
     for (const [method, path] of [["POST", "/v1/kill"], ["POST", "/v1/resume"], ["GET", "/v1/kill"]] as const) {
-      const refused = await t.call(method, path, { key: scoped });
+      const refused = await t.call(method, path, { key: scoped, body: method === "POST" ? { org_id: orgId } : undefined });
       expect(refused.status).toBe(403);
       expect(refused.body.code).toBe("forbidden");
     }
@@ -236,7 +236,16 @@ describeEachDatabase("cancel-all and the firm-wide kill against the venue simula
     expect((await t.call("GET", "/v1/kill", { key })).body).toMatchObject({ org_id: orgId, halted: false });
 
     const t0 = performance.now();
-    const res = await t.call("POST", "/v1/kill", { key, body: { reason: "firm test" } });
+    // The organization is named on purpose: a per-agent route with the agent id ".." becomes this path
+    // once a client normalizes it, and must not kill or resume the firm.
+    for (const path of ["/v1/agents/../kill", "/v1/agents/%2e%2e/resume"]) {
+      const stray = await t.call("POST", path, { key, body: path.endsWith("kill") ? { reason: "stray" } : undefined });
+      expect(stray.status).toBe(400);
+    }
+    const other = await t.newOrg("other");
+    expect((await t.call("POST", "/v1/kill", { key, body: { org_id: other.orgId } })).status).toBe(400);
+    expect((await t.call("GET", "/v1/kill", { key })).body.halted).toBe(false);
+    const res = await t.call("POST", "/v1/kill", { key, body: { org_id: orgId, reason: "firm test" } });
     const elapsed = performance.now() - t0;
     expect(res.status).toBe(200);
     expect(elapsed).toBeLessThan(DEADLINE_MS + MARGIN_MS);
@@ -275,7 +284,7 @@ describeEachDatabase("cancel-all and the firm-wide kill against the venue simula
     expect(refused.body.failures.map((f: any) => f.code)).toContain("breaker_tripped");
 
     // One resume undoes the firm kill: the fleet and the late agent trade again, the loner stays halted.
-    const resumed = await t.call("POST", "/v1/resume", { key });
+    const resumed = await t.call("POST", "/v1/resume", { key, body: { org_id: orgId } });
     expect(resumed.status).toBe(200);
     expect(new Set(resumed.body.resumed)).toEqual(new Set([...fleet.map((f) => f.agentId), late.agent.id]));
     expect((await t.call("GET", "/v1/kill", { key })).body).toMatchObject({ halted: false, halted_at: null, agent_ids: [] });
@@ -284,6 +293,6 @@ describeEachDatabase("cancel-all and the firm-wide kill against the venue simula
     expect((await t.newAgent({ key })).agent.breaker.state).toBe("closed");
     expect((await intent(key, late.agent.id)).status).toBe(201);
     // A repeated resume changes nothing.
-    expect((await t.call("POST", "/v1/resume", { key })).body).toEqual({ org_id: orgId, halted: false, resumed: [] });
+    expect((await t.call("POST", "/v1/resume", { key, body: { org_id: orgId } })).body).toEqual({ org_id: orgId, halted: false, resumed: [] });
   }, 60_000);
 });

@@ -58,7 +58,7 @@ async function callEverything(c: BrokerClient): Promise<void> {
   await c.getOrder(ID); await c.listOrders(ordersQ); await c.cancelOrder(ID); await c.cancelOrder(ID, { venue_auth: submit.venue_auth }); await c.approveOrder(ID, { reason: "r" } satisfies Required<DecisionRequest>); await c.rejectOrder(ID, { reason: "r" });
   await c.events({ agent_id: ID, after: "1", maxReconnects: 0, reconnectDelayMs: 1 }).next().catch(() => undefined);
   await c.cancelAll(ID, { market_id: "1", venue_auths: { "0xab": submit.venue_auth } }); await c.cancelAll(ID, { venue_auth: submit.venue_auth });
-  await c.killAll({ reason: "r", venue_auths: { agt_x: submit.venue_auth } }); await c.resumeAll(); await c.getFirmKill();
+  await c.killAll({ org_id: "org_x", reason: "r", venue_auths: { agt_x: submit.venue_auth } }); await c.resumeAll({ org_id: "org_x" }); await c.getFirmKill();
   await c.getBook(ID, { depth: 5 });
 }
 

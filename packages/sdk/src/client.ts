@@ -365,17 +365,19 @@ export class BrokerClient {
    * the kill deadline, answered per agent; agents created afterwards start halted until resumeAll().
    * `venueCredentials`, by agent id: payload-mode owners' L2 credentials, for headers over DELETE /cancel-all.
    */
-  killAll(body: FirmKillRequest = {}, o: PostOptions & { venueCredentials?: Record<string, VenueCredentials> } = {}): Promise<FirmKillAnswer> {
+  async killAll(body: Partial<FirmKillRequest> = {}, o: PostOptions & { venueCredentials?: Record<string, VenueCredentials> } = {}): Promise<FirmKillAnswer> {
     const { venueCredentials, ...post } = o;
-    let sent = body;
+    // The route names the organization on purpose (docs/api.md#post-v1kill); read it when not given.
+    let sent: FirmKillRequest = { ...body, org_id: body.org_id ?? (await this.getFirmKill()).org_id };
     if (venueCredentials && !body.venue_auths) {
-      sent = { ...body, venue_auths: Object.fromEntries(Object.entries(venueCredentials).map(([agentId, c]) => [agentId, buildCancelAllVenueAuth({ credentials: c })])) };
+      sent = { ...sent, venue_auths: Object.fromEntries(Object.entries(venueCredentials).map(([agentId, c]) => [agentId, buildCancelAllVenueAuth({ credentials: c })])) };
     }
     return this.transport.call("POST", "/v1/kill", { body: sent, ...post });
   }
   /** Undoes the firm-wide kill in one call: the agents it halted (and those created since) are resumed, the organization's halt cleared. */
-  resumeAll(o: PostOptions = {}): Promise<FirmResumeAnswer> {
-    return this.transport.call("POST", "/v1/resume", o);
+  async resumeAll(body: { org_id?: string } = {}, o: PostOptions = {}): Promise<FirmResumeAnswer> {
+    const org_id = body.org_id ?? (await this.getFirmKill()).org_id;
+    return this.transport.call("POST", "/v1/resume", { body: { org_id }, ...o });
   }
   /** Whether the organization is halted by the firm-wide kill. */
   getFirmKill(): Promise<FirmKillState> {

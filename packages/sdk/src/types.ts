@@ -481,6 +481,8 @@ export interface CancelAllAnswer {
 
 /** POST /v1/kill (organization key). */
 export interface FirmKillRequest {
+  /** The caller's own organization id (killAll reads it when left out). */
+  org_id: string;
   reason?: string;
   /** Payload-mode agents at a venue that cancels only with the owner's keys: headers over DELETE /cancel-all, by agent id. */
   venue_auths?: Record<string, VenueAuth>;

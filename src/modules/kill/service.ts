@@ -16,7 +16,7 @@ import { filledUnitsOf } from "../../domain/venue-status.ts";
 import type { Clock } from "../../domain/clock.ts";
 import { newId } from "../../domain/ids.ts";
 import type { VenueCredentials } from "../../domain/venue-credentials.ts";
-import { ForbiddenError, NotFoundError } from "../../errors/errors.ts";
+import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import type { Db } from "../../db/database.ts";
 import { agents as agentsTable, events, kills, orgs } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
@@ -292,8 +292,8 @@ export class KillService {
    * a heartbeat or a person) are recorded, for POST /v1/resume to resume. A second sweep kills an
    * agent whose creation raced the flag.
    */
-  async killAll(caller: Caller, reason: string | null, opts: { venueAuths?: Record<string, VenueAuth> } = {}) {
-    requireOrgKey(caller);
+  async killAll(caller: Caller, orgId: string, reason: string | null, opts: { venueAuths?: Record<string, VenueAuth> } = {}) {
+    requireOrgKey(caller, orgId);
     const { db, agents, clock, logger } = this.deps;
     const startedAt = clock.now();
     const [org] = await db
@@ -367,8 +367,8 @@ export class KillService {
    * long as their breaker is still tripped by a kill, then clears the organization's flag. Agents a
    * kill, a heartbeat or a person had halted before the firm kill stay halted. Idempotent.
    */
-  async resumeAll(caller: Caller) {
-    requireOrgKey(caller);
+  async resumeAll(caller: Caller, orgId: string) {
+    requireOrgKey(caller, orgId);
     const { db, agents, logger } = this.deps;
     const [org] = await db.select({ haltedAt: orgs.haltedAt, ids: orgs.haltKillAgentIds }).from(orgs).where(eq(orgs.id, caller.orgId));
     if (!org) throw new NotFoundError("organization");
@@ -482,8 +482,11 @@ export interface FirmKillAgentResult {
 }
 
 /** The firm-wide kill and its resume are an organization's: an agent-scoped key (or an x402 payer) is refused. */
-function requireOrgKey(caller: Caller): void {
+function requireOrgKey(caller: Caller, orgId?: string): void {
   if (caller.kind !== "api_key" || caller.agentId) throw new ForbiddenError("the firm-wide kill and resume need an organization API key (not scoped to an agent)");
+  if (orgId !== undefined && orgId !== caller.orgId) {
+    throw new InvalidRequestError("org_id is not the organization of this API key", [{ path: "/org_id", message: "must be the caller's own organization id" }]);
+  }
 }
 
 /**

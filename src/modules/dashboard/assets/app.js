@@ -355,7 +355,7 @@ async function killAll() {
   state.firmResult = null;
   renderAgents();
   try {
-    state.firmResult = await api.killAll();
+    state.firmResult = await api.killAll(state.firm.org_id);
   } catch (e) {
     showError(e);
   } finally {
@@ -368,7 +368,7 @@ async function killAll() {
 
 async function resumeAll() {
   try {
-    await api.resumeAll();
+    await api.resumeAll(state.firm.org_id);
     state.firmResult = null;
     state.killResults.clear();
   } catch (e) {
