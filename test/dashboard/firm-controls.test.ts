@@ -95,5 +95,7 @@ test("an agent-scoped key sees no firm control", async () => {
   await page.locator(`article[data-agent-id="${alpha.agent.id}"]`).waitFor();
   expect(await page.locator('[data-testid="firm-controls"]').count()).toBe(0);
   // The 403 of GET /v1/kill is how the page learns it: the only error answer.
-  expect(dashboard.problems.splice(0).every((p) => /\/v1\/kill → 403$/.test(p))).toBe(true);
+  const seen = dashboard.problems.splice(0);
+  // (A request the sign-out cut short is not a problem of this page.)
+  expect(seen.filter((p) => !/\/v1\/kill → 403$/.test(p) && !/ERR_ABORTED$/.test(p))).toEqual([]);
 }, 30_000);
