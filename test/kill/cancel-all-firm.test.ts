@@ -25,6 +25,7 @@ import markets from "../../fixtures/markets.json" with { type: "json" };
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { walletOf } from "../venues/clob-service.ts";
+import { BrokerClient } from "../../packages/sdk/src/client.ts";
 
 const SIGNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const DEADLINE_MS = 5000;
@@ -211,6 +212,19 @@ describeEachDatabase("cancel-all and the firm-wide kill against the venue simula
     // Trading again at once.
     const again = await placeSigned(TOKEN_A, PRICE_A);
     expect(atVenue(again.order_hash)).toBe("live");
+
+    // The same through the SDK with the owner's venue credentials: it builds the headers itself.
+    const sdk = new BrokerClient({ baseUrl: "http://service.test", apiKey: key, fetch: ((input: any, init?: RequestInit) => t.app.handle(new Request(input, init))) as typeof fetch });
+    const venueCredentials = { api_key: creds.key, api_secret: creds.secret, passphrase: creds.passphrase };
+    const b2 = await placeSigned(TOKEN_B, PRICE_B);
+    const byMarket = await sdk.cancelAll(agentId, { market_id: TOKEN_B }, { venueCredentials });
+    expect(byMarket).toMatchObject({ cancelled: [b2.order_id], failed: [] });
+    expect(atVenue(b2.order_hash)).toBe("cancelled");
+    expect(atVenue(again.order_hash)).toBe("live");
+    const rest = await sdk.cancelAll(agentId, {}, { venueCredentials });
+    expect(rest).toMatchObject({ cancelled: [again.order_id], failed: [] });
+    expect(atVenue(again.order_hash)).toBe("cancelled");
+    expect(rest.agent.breaker.state).toBe("closed");
   }, 30_000);
 
   test("firm-wide kill: 20 agents with open orders killed concurrently within the deadline; new agents start halted; one resume undoes it", async () => {

@@ -351,9 +351,12 @@ export class BrokerClient {
       else {
         const venue_auths: Record<string, VenueAuth> = {};
         const market = BigInt(body.market_id).toString();
-        for await (const order of this.paginate((q) => this.listOrders({ ...q, agent_id: id, status: "open" }))) {
-          const venueOrderId = order.venue_order_id ?? order.order_hash;
-          if (order.market_id === market && venueOrderId) venue_auths[venueOrderId] = buildCancelVenueAuth({ credentials: venueCredentials, venue_order_id: venueOrderId });
+        // Orders at the venue (open, or unknown after a timeout: the venue id is then the order hash).
+        for (const status of ["open", "unknown"] as const) {
+          for await (const order of this.paginate((q) => this.listOrders({ ...q, agent_id: id, status }))) {
+            const venueOrderId = order.venue_order_id ?? order.order_hash;
+            if (order.market_id === market && venueOrderId) venue_auths[venueOrderId] = buildCancelVenueAuth({ credentials: venueCredentials, venue_order_id: venueOrderId });
+          }
         }
         sent = { ...body, venue_auths };
       }
