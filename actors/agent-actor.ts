@@ -34,6 +34,7 @@ import type {
   CancelRetry,
   CredentialsInfo,
   HeartbeatState,
+  KillOutcome,
   KillPorts,
   OrderPorts,
   RecentApproval,
@@ -478,6 +479,50 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       await this.store.saveBreaker(this._profile.id, this.breaker, this.venueErrorStreak);
       return [...this.active.values()].map((o) => o.id);
     });
+    const done = await this.cancelTargets(targets, ports, opts);
+    const result: KillResult = { cancelled: [], filled: [], failed: [], credentialsDeleted: false };
+    await this.mailbox.send(async () => {
+      for (const o of done) {
+        this.apply(o.orderId, o.filledUnits !== undefined ? { status: o.status, filledUnits: o.filledUnits } : { status: o.status });
+        result[o.status].push(o.orderId);
+      }
+      if (this._profile.mode === "delegated" || this._credentials) {
+        result.credentialsDeleted = await this.store.deleteCredentials(this._profile.id);
+        this._credentials = null;
+        this._profile = { ...this._profile, mode: "payload" };
+      }
+    });
+    return result;
+  }
+
+  /**
+   * Cancel-all (docs/api.md#post-v1agentsidcancel-all): the kill's fan-out over the agent's active
+   * orders (of one outcome token when `marketId` is given), under the same deadline and rules, but the
+   * breaker stays as it is and the credentials stay in place: the agent keeps trading. Not chained
+   * behind kills (a kill must not wait for it); a cancel both of them send is idempotent at the venue.
+   */
+  async cancelAll(ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number; marketId?: string }): Promise<Omit<KillResult, "credentialsDeleted">> {
+    this.killsRunning++;
+    try {
+      const targets = await this.mailbox.send(async () =>
+        [...this.active.values()].filter((o) => opts.marketId === undefined || o.marketId === opts.marketId).map((o) => o.id),
+      );
+      const done = await this.cancelTargets(targets, ports, opts);
+      const result: Omit<KillResult, "credentialsDeleted"> = { cancelled: [], filled: [], failed: [] };
+      await this.mailbox.send(async () => {
+        for (const o of done) {
+          this.apply(o.orderId, o.filledUnits !== undefined ? { status: o.status, filledUnits: o.filledUnits } : { status: o.status });
+          result[o.status].push(o.orderId);
+        }
+      });
+      return result;
+    } finally {
+      this.killsRunning--;
+    }
+  }
+
+  /** The kill's fan-out: every target cancelled concurrently under one deadline, the outcomes stored. */
+  private async cancelTargets(targets: string[], ports: KillPorts, opts: { deadlineAt: number; concurrency: number; stallMs?: number }): Promise<KillOutcome[]> {
     const remaining = Math.max(0, opts.deadlineAt - this.clock.now());
     const signal = AbortSignal.timeout(remaining);
     const deadline = new Promise<"deadline">((resolve) => {
@@ -494,19 +539,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     );
     const done = outcomes.filter((o): o is NonNullable<typeof o> => o !== null);
     if (done.length) await ports.saveOutcomes(done);
-    const result: KillResult = { cancelled: [], filled: [], failed: [], credentialsDeleted: false };
-    await this.mailbox.send(async () => {
-      for (const o of done) {
-        this.apply(o.orderId, o.filledUnits !== undefined ? { status: o.status, filledUnits: o.filledUnits } : { status: o.status });
-        result[o.status].push(o.orderId);
-      }
-      if (this._profile.mode === "delegated" || this._credentials) {
-        result.credentialsDeleted = await this.store.deleteCredentials(this._profile.id);
-        this._credentials = null;
-        this._profile = { ...this._profile, mode: "payload" };
-      }
-    });
-    return result;
+    return done;
   }
 
 
@@ -674,8 +707,9 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     credentials: Promise<VenueCredentials | undefined>,
     onRefused: (orderId: string, refusal: Extract<VenueCancelResult, { ok: false }>) => void,
     retry?: CancelRetry,
+    label?: string,
   ): KillPorts {
-    return buildKillPorts(this, credentials, onRefused, retry);
+    return buildKillPorts(this, credentials, onRefused, retry, label);
   }
 
 

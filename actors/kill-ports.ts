@@ -9,6 +9,8 @@ export function buildKillPorts<L extends ActorLimits, R extends StoredOrder>(
   credentials: Promise<VenueCredentials | undefined>,
   onRefused: (orderId: string, refusal: Extract<VenueCancelResult, { ok: false }>) => void,
   retry?: CancelRetry,
+  /** The reason written in each order's history: the kill's, or "cancel-all" (docs/api.md#post-v1agentsidcancel-all). */
+  label = "kill switch",
 ): KillPorts {
   const p = actor.requirePorts();
   return {
@@ -37,11 +39,11 @@ export function buildKillPorts<L extends ActorLimits, R extends StoredOrder>(
     saveOutcomes: async (outcomes) => {
       const plain = (status: KillOutcome["status"]) => outcomes.filter((o) => o.status === status && o.filledUnits === undefined).map((o) => o.orderId);
       await Promise.all([
-        p.orders.transitionMany(plain("cancelled"), [...ACTIVE_STATUS_LIST], "cancelled", "kill switch"),
-        p.orders.transitionMany(plain("failed"), [...ACTIVE_STATUS_LIST], "failed", "kill switch: cancellation not confirmed before the deadline", { flaggedForReview: true }),
+        p.orders.transitionMany(plain("cancelled"), [...ACTIVE_STATUS_LIST], "cancelled", label),
+        p.orders.transitionMany(plain("failed"), [...ACTIVE_STATUS_LIST], "failed", `${label}: cancellation not confirmed before the deadline`, { flaggedForReview: true }),
         ...outcomes
           .filter((o) => o.filledUnits !== undefined)
-          .map((o) => p.orders.transition(o.orderId, [...ACTIVE_STATUS_LIST], o.status, o.reason, { filledUnits: o.filledUnits })),
+          .map((o) => p.orders.transition(o.orderId, [...ACTIVE_STATUS_LIST], o.status, label === "kill switch" ? o.reason : `${label}: ${o.status}`, { filledUnits: o.filledUnits })),
       ]);
     },
   };

@@ -35,7 +35,7 @@ import { healthModule } from "./modules/health/index.ts";
 import { type ChainParts, createChain, loggingSink } from "./compose-chain.ts";
 import type { VenueReportSink } from "./domain/venue-report.ts";
 import { marketsModule } from "./modules/markets/index.ts";
-import { killModule } from "./modules/kill/index.ts";
+import { cancelAllModule, firmKillModule, killModule } from "./modules/kill/index.ts";
 import { KillService } from "./modules/kill/service.ts";
 import { intentsModule } from "./modules/intents/index.ts";
 import { IntentService } from "./modules/intents/service.ts";
@@ -304,6 +304,8 @@ export function createApp(services: Services): App {
     .use(intentsModule({ intents: services.intents, auth }))
     .use(ordersModule({ orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }))
+    .use(cancelAllModule({ kill: services.kill, auth }))
+    .use(firmKillModule({ kill: services.kill, auth }))
     .use(heartbeatModule({ heartbeats: services.heartbeats, auth }))
     .use(paymentsModule({ payments: services.payments, auth }))
     .use(decisionsModule({ decisions: services.decisions, auth }))

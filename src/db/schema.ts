@@ -38,6 +38,10 @@ export const orgs = pgTable("orgs", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   createdAt: ts("created_at").notNull().defaultNow(),
+  /** Set by the firm-wide kill (POST /v1/kill): agents created while set start halted; cleared by POST /v1/resume. */
+  haltedAt: ts("halted_at"),
+  /** The agents the firm-wide kill halted (and those created while halted): POST /v1/resume resumes these. */
+  haltKillAgentIds: jsonb("halt_kill_agent_ids").$type<string[]>(),
 });
 
 export const apiKeys = pgTable(

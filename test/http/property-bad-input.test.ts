@@ -34,7 +34,7 @@ const WALLET = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
 let database: Database;
 let t: TestApp;
 /** Organization A (the caller) and B (another organization): keys, an agent and an order each. */
-const A = { key: "", agent: "", order: "", keyId: "" };
+const A = { key: "", agent: "", order: "", keyId: "", org: "" };
 const B = { key: "", agent: "", order: "" };
 
 beforeAll(async () => {
@@ -49,6 +49,7 @@ beforeAll(async () => {
     side.order = o.body.order_id;
   }
   A.keyId = (await t.call("GET", "/v1/api-keys", { key: A.key })).body.data[0].id;
+  A.org = (await t.call("GET", `/v1/agents/${A.agent}`, { key: A.key })).body.org_id;
 });
 afterAll(async () => {
   await t.app.stop();
@@ -87,7 +88,7 @@ type BodyShape = Record<string, fc.Arbitrary<unknown>>;
 const shapeArb = (shape: BodyShape, secret: string) =>
   fc.record(Object.fromEntries(Object.entries(shape).map(([k, v]) => [k, field(v)]))).map((o) => {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v === "$SECRET" ? secret : v;
+    for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v === "$SECRET" ? secret : v === "$ORG" ? A.org : v;
     return out;
   });
 
@@ -260,6 +261,16 @@ function routes(): Route[] {
     plainRoute("GET", "/v1/orders/:id", { readOnly: true, id: orderId }),
     plainRoute("DELETE", "/v1/orders/:id", { id: orderId }),
     bodyRoute("POST", "/v1/agents/:id/kill", { reason: fc.oneof(fc.string({ maxLength: 10 }), fc.constant("$SECRET")) }, { id: agentId }),
+    bodyRoute(
+      "POST",
+      "/v1/agents/:id/cancel-all",
+      { market_id: fc.constantFrom(TOKEN, "x", "1".repeat(80)), venue_auth: fc.record({ api_key: fc.constantFrom("é", "k"), passphrase: fc.string(), timestamp: fc.constant("1"), signature: fc.constant("$SECRET") }) },
+      { id: agentId },
+    ),
+    bodyRoute("POST", "/v1/kill", { org_id: fc.constantFrom("$ORG", "org_zzzzzzzzzzzzzzzzzzzz", "x"), reason: fc.oneof(fc.string({ maxLength: 10 }), fc.constant("$SECRET")) }),
+    bodyRoute("POST", "/v1/resume", { org_id: fc.constantFrom("$ORG", "org_zzzzzzzzzzzzzzzzzzzz", "x") }),
+    plainRoute("GET", "/v1/kill", { readOnly: true }),
+    plainRoute("GET", "/v1/markets/:id/book", { readOnly: true, id: { prefix: "", own: () => TOKEN, foreign: () => "1".repeat(80) }, query: { depth: fc.integer({ min: -5, max: 1000 }) } }),
     bodyRoute("PUT", "/v1/agents/:id/heartbeat", { interval_s: fc.oneof(fc.integer({ min: -10, max: 5000 }), fc.double()) }, { id: agentId }),
     plainRoute("DELETE", "/v1/agents/:id/heartbeat", { id: agentId }),
     plainRoute("POST", "/v1/agents/:id/heartbeat", { id: agentId }),
@@ -291,6 +302,7 @@ const ROUTE_NAMES = [
   "GET /v1/orders", "GET /v1/orders/:id", "DELETE /v1/orders/:id", "POST /v1/agents/:id/kill",
   "PUT /v1/agents/:id/heartbeat", "DELETE /v1/agents/:id/heartbeat", "POST /v1/agents/:id/heartbeat",
   "POST /v1/orders/:id/approve", "POST /v1/orders/:id/reject",
+  "POST /v1/agents/:id/cancel-all", "POST /v1/kill", "POST /v1/resume", "GET /v1/kill", "GET /v1/markets/:id/book",
   "GET /docs/api", "GET /v1/payments", "GET /v1/risk/decisions", "GET /v1/risk/summary", "GET /v1/agents/:id/exposure", "GET /v1/events",
   "GET /dashboard", "GET /dashboard/", "GET /dashboard/*",
 ];

@@ -21,8 +21,8 @@ const ROOT = resolve(import.meta.dir, "../..");
 /** Children find this very bun first (`bun run mcp` calls bun again). */
 const PATH_WITH_BUN = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 const NODE = Bun.which("node") ?? "node";
-const TOOLS = ["list_markets", "get_market", "check_intent", "place_intent", "sign_and_submit", "get_order", "list_orders", "cancel_order", "get_agent", "kill_switch", "heartbeat"];
-const READS = ["list_markets", "get_market", "check_intent", "get_order", "list_orders", "get_agent"];
+const TOOLS = ["list_markets", "get_market", "check_intent", "place_intent", "sign_and_submit", "get_order", "list_orders", "cancel_order", "get_agent", "kill_switch", "heartbeat", "cancel_all", "get_book", "get_positions"];
+const READS = ["list_markets", "get_market", "check_intent", "get_order", "list_orders", "get_agent", "get_book", "get_positions"];
 
 interface AnyClient {
   connect(t: any): Promise<void>;
@@ -133,7 +133,7 @@ for (const v of VARIANTS) {
         const negotiated = (client as any).getNegotiatedProtocolVersion?.() ?? (transport as any).protocolVersion ?? null;
         expect(negotiated).toBe(v.protocol);
 
-        // Tools: all eleven, each with a title, a description, input and output schemas and annotations.
+        // Tools: all fourteen, each with a title, a description, input and output schemas and annotations.
         const { tools } = await client.listTools();
         expect(tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
         for (const t of tools) {
@@ -143,7 +143,7 @@ for (const v of VARIANTS) {
           expect(t.outputSchema?.type).toBe("object");
           expect(t.annotations).toBeDefined();
           expect(t.annotations.readOnlyHint).toBe(READS.includes(t.name));
-          expect(t.annotations.destructiveHint ?? false).toBe(["kill_switch", "cancel_order"].includes(t.name));
+          expect(t.annotations.destructiveHint ?? false).toBe(["kill_switch", "cancel_order", "cancel_all"].includes(t.name));
         }
         const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
         expect(byName.place_intent.annotations.idempotentHint).toBe(false);
@@ -188,7 +188,9 @@ for (const v of VARIANTS) {
         expect(submitted.isError).toBeFalsy();
         expect(structured(submitted)).toMatchObject({ order_id: orderId, status: "open" });
         const again = await client.callTool({ name: "sign_and_submit", arguments: { order_id: orderId } });
-        expect(again.isError).toBe(true); // nothing more happens
+        // Nothing more happens, and the repeat says so as a success (the tool is idempotent).
+        expect(again.isError).toBeFalsy();
+        expect(structured(again)).toMatchObject({ order_id: orderId, status: "open", already_submitted: true });
 
         const read = await client.callTool({ name: "get_order", arguments: { order_id: orderId } });
         expect(structured(read).order.status).toBe("open");
@@ -231,6 +233,7 @@ for (const v of VARIANTS) {
         const kill = await client.callTool({ name: "kill_switch", arguments: { reason: "mcp test" } });
         expect(kill.isError).toBeFalsy();
         expect(structured(kill).cancelled).toEqual([orderId]);
+        expect(structured(kill).filled).toEqual([]);
         expect(structured(kill).failed).toEqual([]);
         expect((await s.client.getOrder(orderId)).status).toBe("cancelled");
         const halted = await client.callTool({ name: "place_intent", arguments: good });
@@ -273,7 +276,8 @@ test("guards over MCP: the heartbeat tool turns the dead-man switch on, beats an
     expect(structured(off)).toEqual({ agent_id: s.agent.id, heartbeat: null });
     const lone = await client.callTool({ name: "heartbeat", arguments: {} });
     expect(lone.isError).toBe(true);
-    expect(structured(lone).error).toMatchObject({ code: "invalid_state", status: 409 });
+    expect(structured(lone).error).toMatchObject({ code: "heartbeat_off" });
+    expect(text(lone)).not.toMatch(/\/v1\/|REST/);
 
     // Above approval_threshold_usdc: reserved, a person decides; no unsigned order to sign yet.
     const placed = await client.callTool({ name: "place_intent", arguments: { market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.45 } });

@@ -460,7 +460,8 @@ describeEachDatabase("payload orders HTTP", (_kind, database) => {
       const order = await approved(t, tr, { side: "sell", size_usdc: 5.2, price: 0.52, client_order_id: "my-ref-1" });
       const got = await getOrder(t, tr.key, order.order_id);
       // While it awaits its signature the order also carries what to sign, and until when.
-      expect(Object.keys(got).sort()).toEqual([...ORDER_FIELDS, "signature_deadline", "unsigned_order"].sort());
+      expect(Object.keys(got).sort()).toEqual([...ORDER_FIELDS, "expiration", "signature_deadline", "unsigned_order"].sort());
+      expect(got.expiration).toBe(order.expiration);
       expect(got.unsigned_order).toEqual(order.unsigned_order);
       expect(got.signature_deadline).toBe(order.signature_deadline);
       expect(got).toMatchObject({

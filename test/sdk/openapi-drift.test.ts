@@ -39,7 +39,7 @@ const intent: Required<IntentRequest> = { market_id: "1", side: "buy", size_usdc
 const agent: Required<CreateAgentRequest> = { name: "n", wallet_address: "0x", signer_address: "0x", signature_type: 0, owner_address: "0x", limits: {} };
 const creds: Required<CredentialsRequest> = { api_key: "k", api_secret: "s", passphrase: "p", scopes: ["order:place"] };
 const submit: Required<SubmitSignedRequest> = { order_id: ID, signature: "0x", venue_auth: { api_key: "k", passphrase: "p", timestamp: "1", signature: "s" } };
-const marketsQ: Required<ListMarketsQuery> = { limit: 1, cursor: "c", category: "x", active: true, closed: false };
+const marketsQ: Required<ListMarketsQuery> = { limit: 1, cursor: "c", category: "x", active: true, closed: false, accepting_orders: true, q: "q" };
 const ordersQ: Required<ListOrdersQuery> = { limit: 1, cursor: "c", agent_id: ID, status: "open" };
 
 /** Every public method of the client, with every field it can send. */
@@ -60,6 +60,9 @@ async function callEverything(c: BrokerClient): Promise<void> {
   await c.events({ agent_id: ID, after: "1", maxReconnects: 0, reconnectDelayMs: 1 }).next().catch(() => undefined);
   await c.createWebhook({ url: "https://hooks.example.com/x", event_types: ["order"], agent_id: ID, description: "d" } satisfies Required<CreateWebhookRequest>);
   await c.listWebhooks({ limit: 1, cursor: "c" }); await c.getWebhook(ID); await c.testWebhook(ID); await c.enableWebhook(ID); await c.deleteWebhook(ID);
+  await c.cancelAll(ID, { market_id: "1", venue_auths: { "0xab": submit.venue_auth } }); await c.cancelAll(ID, { venue_auth: submit.venue_auth });
+  await c.killAll({ org_id: "org_x", reason: "r", venue_auths: { agt_x: submit.venue_auth } }); await c.resumeAll({ org_id: "org_x" }); await c.getFirmKill();
+  await c.getBook(ID, { depth: 5 });
 }
 
 let t: TestApp;

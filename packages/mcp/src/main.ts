@@ -6,8 +6,9 @@
  * stdio transport); no secret is ever logged.
  */
 import { serve } from "@hono/node-server";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { parseArgs } from "node:util";
-import { BrokerClient, type PayloadIntentAnswer } from "@agent-brokerage/sdk";
+import { BrokerClient } from "@agent-brokerage/sdk";
 import { createMcpHandler, hostHeaderValidationResponse, localhostAllowedHostnames } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { ConfigError, loadMcpConfig } from "./config.js";
@@ -22,11 +23,9 @@ async function main(): Promise<void> {
   });
   const config = loadMcpConfig();
   const client = new BrokerClient({ baseUrl: config.brokerUrl, apiKey: config.apiKey });
-  // Unsigned orders awaiting sign_and_submit, shared by every server instance of this process.
-  const pending = new Map<string, PayloadIntentAnswer>();
   const recentEvents = config.agentId ? new RecentEvents(client, config.agentId).start() : undefined;
   const make = () =>
-    createBrokerMcpServer({ client, agentId: config.agentId, signer: config.signer, venueCredentials: config.venueCredentials, pending, recentEvents });
+    createBrokerMcpServer({ client, agentId: config.agentId, signer: config.signer, venueCredentials: config.venueCredentials, recentEvents });
 
   if (!values.http) {
     serveStdio(make);
@@ -39,8 +38,14 @@ async function main(): Promise<void> {
     return;
   }
 
-  const handler = createMcpHandler(make, { legacy: "stateless", onerror: (err) => log(`MCP request failed: ${err.message}`) });
   const loopback = ["127.0.0.1", "localhost", "::1"].includes(values.host);
+  // Anyone who reaches the port could trade with this server's API key and signer: a listener other
+  // than loopback needs a bearer token (docs/mcp.md#streamable-http).
+  if (!loopback && !config.httpToken) {
+    log(`configuration: refusing to listen on ${values.host} without MCP_HTTP_TOKEN (anyone reaching the port could trade); set MCP_HTTP_TOKEN or bind to 127.0.0.1`);
+    process.exit(1);
+  }
+  const handler = createMcpHandler(make, { legacy: "stateless", onerror: (err) => log(`MCP request failed: ${err.message}`) });
   const server = serve(
     {
       hostname: values.host,
@@ -50,7 +55,7 @@ async function main(): Promise<void> {
         // DNS-rebinding protection on a loopback listener; a bearer token when configured.
         const rejected = loopback ? hostHeaderValidationResponse(request, localhostAllowedHostnames()) : undefined;
         if (rejected) return rejected;
-        if (config.httpToken && request.headers.get("authorization") !== `Bearer ${config.httpToken}`) {
+        if (config.httpToken && !sameSecret(request.headers.get("authorization") ?? "", `Bearer ${config.httpToken}`)) {
           return Response.json({ error: "unauthorized" }, { status: 401, headers: { "www-authenticate": "Bearer" } });
         }
         return handler.fetch(request);
@@ -64,6 +69,12 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+}
+
+/** Compares without leaking, through timing, how much of the token a caller guessed. */
+function sameSecret(given: string, expected: string): boolean {
+  const digest = (v: string) => createHash("sha256").update(v).digest();
+  return timingSafeEqual(digest(given), digest(expected));
 }
 
 main().catch((err) => {

@@ -1,14 +1,14 @@
 /**
- * The brokerage as an MCP server (official MCP TypeScript SDK v2, @modelcontextprotocol/server): eleven
+ * The brokerage as an MCP server (official MCP TypeScript SDK v2, @modelcontextprotocol/server): fourteen
  * tools over the SDK, and resources for the agent's limits and open orders. The same definition
  * serves both protocol eras (2026-07-28 and the 2025 revisions). Only the public REST API is used, through @agent-brokerage/sdk.
  */
-import { BrokerClient, type IntentRequest, type PayloadIntentAnswer, type VenueCredentials } from "@agent-brokerage/sdk";
+import { BrokerClient, BrokerError, type IntentRequest, type Order, type SignableAnswer, type VenueCredentials } from "@agent-brokerage/sdk";
 import { McpServer, type CallToolResult } from "@modelcontextprotocol/server";
 import type { PrivateKeyAccount } from "viem/accounts";
 import { z } from "zod";
 import type { RecentEvents } from "./recent-events.js";
-import { errorResult, errorText, ok, riskRejection } from "./tool-result.js";
+import { errorResult, errorText, ok, okCompact, riskRejection } from "./tool-result.js";
 
 export const SERVER_NAME = "agent-brokerage";
 export const SERVER_VERSION = "0.1.0";
@@ -18,8 +18,6 @@ export interface BrokerMcpOptions {
   agentId?: string;
   signer?: PrivateKeyAccount;
   venueCredentials?: VenueCredentials;
-  /** Payload answers awaiting a signature, by order id; shared by every session of the process. */
-  pending?: Map<string, PayloadIntentAnswer>;
   /** The agent's recent events, for the broker://events/recent resource. */
   recentEvents?: RecentEvents;
 }
@@ -79,18 +77,49 @@ const agent = z.looseObject({
 
 type IntentArgs = z.infer<z.ZodObject<typeof intentInput>>;
 
+/** Statuses an order never leaves. */
+const FINAL = new Set(["filled", "cancelled", "expired", "rejected", "failed"]);
+
+/**
+ * sign_and_submit for an order that no longer awaits its signature: a success when it was submitted
+ * (a repeat, or a retry after a lost answer), an error that says why otherwise; never an invitation to
+ * place again an order that reached the venue.
+ */
+function notAwaiting(order: Order): CallToolResult {
+  const wasSubmitted = ["submitting", "open", "filled", "unknown"].includes(order.status) || order.history.some((h) => h.status === "submitting" || h.status === "open");
+  if (wasSubmitted) {
+    const more =
+      order.status === "unknown"
+        ? "its outcome at the venue is being reconciled; do not place it again."
+        : order.status === "submitting"
+          ? "it is on its way to the venue; follow it with get_order."
+          : "follow it with get_order.";
+    return ok(
+      { order_id: order.id, status: order.status, venue_order_id: order.venue_order_id, already_submitted: true },
+      `Already submitted: order ${order.id} is ${order.status}. Nothing more to do; ${more}`,
+    );
+  }
+  if (order.status === "pending_approval") {
+    return errorText("pending_approval", `Order ${order.id} waits for a person's approval. Call sign_and_submit again once get_order shows awaiting_signature; do not place it again.`);
+  }
+  return errorText(
+    "not_signable",
+    `Order ${order.id} is ${order.status} and was never sent to the venue; it can no longer be signed. Place a new intent only if you still want this trade.`,
+  );
+}
+
 // ------------------------------------------------------------------ server
 
 export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
   const { client } = o;
-  const pending = o.pending ?? new Map<string, PayloadIntentAnswer>();
   const server = new McpServer(
     { name: SERVER_NAME, version: SERVER_VERSION, title: "Agent brokerage" },
     {
       instructions:
         "Trade prediction markets through a risk-checked, non-custodial brokerage. Find a market with list_markets, " +
         "test an order with check_intent, place it with place_intent (every intent passes eight risk checks; a refusal lists " +
-        "each failed check with its limit and actual value), then sign_and_submit it in payload mode. kill_switch cancels everything.",
+        "each failed check with its limit and actual value), then sign_and_submit it in payload mode (any order awaiting a signature, e.g. after a person's approval). " +
+        "cancel_all cancels open orders and keeps trading; kill_switch halts the agent until a person resumes it. Tools marked idempotent may be retried safely: a repeat answers the current state.",
     },
   );
 
@@ -124,19 +153,28 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     {
       title: "List markets",
       description:
-        "Lists tradable outcome tokens with their order book summary. Each market_id is one outcome (e.g. Yes) of a question; prices are USDC per share (0-1). Reads only.",
+        "Lists tradable outcome tokens (active, not closed, accepting orders) with their best bid/ask, one line each. Each market_id is one outcome (e.g. Yes) of a question; " +
+        "prices are USDC per share (0-1). query searches the question text. Reads only.",
       inputSchema: z.object({
+        query: z.string().min(1).max(200).optional().describe("Words that must all appear in the question (case-insensitive), e.g. \"bitcoin 2026\"."),
         category: z.string().optional().describe("Only this category (e.g. politics, crypto, sports)."),
-        active: z.boolean().optional().describe("Only active (true) or inactive (false) markets."),
-        limit: z.number().int().min(1).max(200).optional().describe("Page size, 1-200 (default 50)."),
+        include_untradable: z.boolean().optional().describe("true also lists closed, inactive and not-accepting markets (default false)."),
+        limit: z.number().int().min(1).max(200).optional().describe("Page size, 1-200 (default 20)."),
         cursor: z.string().optional().describe("next_cursor of the previous page."),
       }),
       outputSchema: z.object({ markets: z.array(market), next_cursor: z.string().nullable() }),
       annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => {
-      const page = await client.listMarkets(a);
-      return ok({ markets: page.data, next_cursor: page.next_cursor }, `${page.data.length} market(s).`);
+      const tradable = a.include_untradable ? {} : { active: true, closed: false, accepting_orders: true };
+      const page = await client.listMarkets({ ...tradable, q: a.query, category: a.category, limit: a.limit ?? 20, cursor: a.cursor });
+      const lines = page.data.map(
+        (m) =>
+          `${m.market_id} | ${m.question} [${m.outcome}] | bid ${m.best_bid ?? "-"} ask ${m.best_ask ?? "-"} | tick ${m.tick_size}, min ${m.min_order_size} sh` +
+          (m.accepting_orders && m.active !== false && m.closed !== true ? "" : " | NOT TRADABLE"),
+      );
+      const more = page.next_cursor ? `\nMore: call again with cursor ${page.next_cursor}.` : "";
+      return okCompact({ markets: page.data, next_cursor: page.next_cursor }, `${page.data.length} market(s) (market_id | question [outcome] | prices USDC/share):\n${lines.join("\n")}${more}`);
     }),
   );
 
@@ -211,7 +249,6 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
       if (answer.mode === "delegated") {
         return ok({ order_id: answer.order_id, mode: "delegated", status: answer.status, venue_order_id: answer.venue_order_id, next_step: "The order is at the venue; follow it with get_order." });
       }
-      pending.set(answer.order_id, answer);
       return ok({
         order_id: answer.order_id,
         mode: "payload",
@@ -231,27 +268,44 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     {
       title: "Sign and submit an order",
       description:
-        "Signs the unsigned order of a payload-mode place_intent with this server's configured key (or takes a signature you made) and forwards it to the venue. " +
-        "The key never leaves this process. Afterwards the order is open (resting) or filled. Calling it again for the same order changes nothing.",
+        "Signs a payload-mode order that awaits its signature (from place_intent, or after a person approved it) with this server's configured key (or takes a signature you made) and forwards it to the venue. " +
+        "The order is read from the brokerage, so it works after an approval or a restart. The key never leaves this process. Afterwards the order is open (resting) or filled. " +
+        "Calling it again for the same order changes nothing and answers its current status (already open, filled, ...).",
       inputSchema: z.object({
         order_id: z.string().regex(/^ord_/).describe("order_id from place_intent (payload mode)."),
         signature: z.string().regex(/^0x[0-9a-fA-F]+$/).optional().describe("Your own EIP-712 signature of unsigned_order (0x + 130 hex). Leave out to sign with the configured key."),
       }),
-      outputSchema: z.object({ order_id: z.string(), status: z.string(), venue_order_id: z.string().nullable() }),
+      outputSchema: z.object({ order_id: z.string(), status: z.string(), venue_order_id: z.string().nullable(), already_submitted: z.boolean() }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     guarded(async (a) => {
-      const answer = pending.get(a.order_id);
+      const order = await client.getOrder(a.order_id);
+      if (order.status !== "awaiting_signature") return notAwaiting(order);
       let submitted;
-      if (a.signature) {
-        submitted = await client.submitSigned({ order_id: a.order_id, signature: a.signature as `0x${string}` });
-      } else {
-        if (!o.signer) return errorText("no_signer", "No signing key is configured (BROKER_PRIVATE_KEY). Sign unsigned_order yourself and pass signature.");
-        if (!answer) return errorText("unknown_order", `This server holds no unsigned order ${a.order_id}: place it with place_intent in this server process first, or pass signature.`);
-        submitted = await client.signAndSubmit(answer, o.signer, { venueCredentials: o.venueCredentials });
+      try {
+        if (a.signature) {
+          submitted = await client.submitSigned({ order_id: a.order_id, signature: a.signature as `0x${string}` });
+        } else {
+          if (!o.signer) return errorText("no_signer", "No signing key is configured (BROKER_PRIVATE_KEY). Sign unsigned_order (get_order shows it) yourself and pass signature.");
+          if (!order.unsigned_order) return notAwaiting(await client.getOrder(a.order_id));
+          const signable: SignableAnswer = {
+            order_id: order.id,
+            mode: "payload",
+            unsigned_order: order.unsigned_order,
+            order_type: order.order_type,
+            expiration: order.expiration ?? "0",
+          } as SignableAnswer;
+          submitted = await client.signAndSubmit(signable, o.signer, { venueCredentials: o.venueCredentials });
+        }
+      } catch (err) {
+        // Submitted meanwhile (a retry racing the first call): answer the order's state, not an error.
+        if (err instanceof BrokerError && err.code === "invalid_state") return notAwaiting(await client.getOrder(a.order_id));
+        throw err;
       }
-      pending.delete(a.order_id);
-      return ok({ order_id: submitted.order_id, status: submitted.status, venue_order_id: submitted.venue_order_id }, `Order ${submitted.order_id} is ${submitted.status}.`);
+      return ok(
+        { order_id: submitted.order_id, status: submitted.status, venue_order_id: submitted.venue_order_id, already_submitted: false },
+        `Order ${submitted.order_id} is ${submitted.status}.`,
+      );
     }),
   );
 
@@ -301,8 +355,16 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     },
     guarded(async (a) => {
       // Payload mode at a real CLOB: the owner's venue keys sign the cancel (docs/api.md#payload-mode-cancels).
-      const cancelled = await client.cancelOrder(a.order_id, o.venueCredentials ? { venueCredentials: o.venueCredentials } : {});
-      pending.delete(a.order_id);
+      let cancelled: Order;
+      try {
+        cancelled = await client.cancelOrder(a.order_id, o.venueCredentials ? { venueCredentials: o.venueCredentials } : {});
+      } catch (err) {
+        // Already in a final status (a repeat, or it filled or expired first): the current state, as a success.
+        if (!(err instanceof BrokerError && err.code === "invalid_state")) throw err;
+        const current = await client.getOrder(a.order_id);
+        if (!FINAL.has(current.status)) throw err;
+        return ok({ order: current }, `Nothing to cancel: order ${current.id} is already ${current.status}${current.status === "filled" ? " (it filled before the cancel)" : ""}. It no longer rests at the venue.`);
+      }
       return ok({ order: cancelled }, `Order ${cancelled.id} is ${cancelled.status}.`);
     }),
   );
@@ -333,6 +395,7 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
         agent_id: z.string(),
         duration_ms: z.number(),
         cancelled: z.array(z.string()),
+        filled: z.array(z.string()),
         failed: z.array(z.string()),
         credentials_deleted: z.boolean(),
       }),
@@ -341,8 +404,16 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     guarded(async (a) => {
       const k = await client.kill(needAgent(a.agent_id), a.reason ? { reason: a.reason } : {}, o.venueCredentials ? { venueCredentials: o.venueCredentials } : {});
       return ok(
-        { kill_id: k.kill_id, agent_id: k.agent_id, duration_ms: k.duration_ms, cancelled: k.cancelled, failed: k.failed, credentials_deleted: k.credentials_deleted },
-        `Agent ${k.agent_id} halted: ${k.cancelled.length} cancelled, ${k.failed.length} failed (flagged for review).`,
+        {
+          kill_id: k.kill_id,
+          agent_id: k.agent_id,
+          duration_ms: k.duration_ms,
+          cancelled: k.cancelled,
+          filled: k.filled ?? [],
+          failed: k.failed,
+          credentials_deleted: k.credentials_deleted,
+        },
+        `Agent ${k.agent_id} halted until a person resumes it: ${k.cancelled.length} cancelled, ${(k.filled ?? []).length} had already filled, ${k.failed.length} failed (not confirmed in time, flagged for review).`,
       );
     }),
   );
@@ -369,12 +440,128 @@ export function createBrokerMcpServer(o: BrokerMcpOptions): McpServer {
     guarded(async (a) => {
       const id = needAgent(a.agent_id);
       if (a.off && a.interval_s !== undefined) return errorText("invalid_arguments", "Pass interval_s to turn the switch on, or off: true to turn it off, not both.");
-      const agent = a.off ? await client.clearHeartbeat(id) : a.interval_s !== undefined ? await client.setHeartbeat(id, { interval_s: a.interval_s }) : await client.heartbeat(id);
+      let agent;
+      try {
+        agent = a.off ? await client.clearHeartbeat(id) : a.interval_s !== undefined ? await client.setHeartbeat(id, { interval_s: a.interval_s }) : await client.heartbeat(id);
+      } catch (err) {
+        if (err instanceof BrokerError && err.code === "invalid_state" && !a.off && a.interval_s === undefined) {
+          return errorText("heartbeat_off", "The dead-man switch is off, so there is nothing to beat. To turn it on, call heartbeat with interval_s (5-3600); then beat by calling heartbeat again before deadline_at.");
+        }
+        throw err;
+      }
       const hb = agent.heartbeat ?? null;
       return ok(
         { agent_id: agent.id, heartbeat: hb },
         hb ? `Heartbeat on: beat again before ${hb.deadline_at} (every ${hb.interval_s} s at most) or the agent is killed.` : "Heartbeat off.",
       );
+    }),
+  );
+
+  server.registerTool(
+    "cancel_all",
+    {
+      title: "Cancel all open orders (keep trading)",
+      description:
+        "Cancels the agent's open orders (all, or one market's) concurrently within 5 seconds, without halting the agent: its breaker stays closed and it can place new intents at once. " +
+        "An order whose cancel the venue does not confirm in time is marked failed and flagged for review. Calling it again cancels only what is still open.",
+      inputSchema: z.object({
+        agent_id: agentIdInput,
+        market_id: intentInput.market_id.optional().describe("Only this outcome token's orders (market_id from list_markets); leave out for all."),
+      }),
+      outputSchema: z.object({
+        agent_id: z.string(),
+        market_id: z.string().nullable(),
+        duration_ms: z.number(),
+        cancelled: z.array(z.string()),
+        filled: z.array(z.string()),
+        failed: z.array(z.string()),
+        breaker: z.string(),
+      }),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
+    },
+    guarded(async (a) => {
+      const r = await client.cancelAll(needAgent(a.agent_id), a.market_id ? { market_id: a.market_id } : {}, o.venueCredentials ? { venueCredentials: o.venueCredentials } : {});
+      const where = r.market_id ? ` in market ${r.market_id}` : "";
+      const summary =
+        r.cancelled.length + r.filled.length + r.failed.length === 0
+          ? `No open orders${where}: nothing to cancel. The agent can keep trading.`
+          : `${r.cancelled.length} cancelled, ${r.filled.length} had already filled, ${r.failed.length} failed (not confirmed in time, flagged for review)${where}. The agent keeps trading (breaker ${r.agent.breaker.state}).`;
+      return ok(
+        { agent_id: r.agent_id, market_id: r.market_id, duration_ms: r.duration_ms, cancelled: r.cancelled, filled: r.filled, failed: r.failed, breaker: r.agent.breaker.state },
+        summary,
+      );
+    }),
+  );
+
+  server.registerTool(
+    "get_book",
+    {
+      title: "Get a market's order book",
+      description: "The depth of one outcome token's order book at the venue: price levels (USDC per share) and sizes (shares), best first. Use it to size an order that the liquidity check accepts. Reads only.",
+      inputSchema: z.object({
+        market_id: intentInput.market_id,
+        depth: z.number().int().min(1).max(100).optional().describe("Levels per side, 1-100 (default 10)."),
+      }),
+      outputSchema: z.object({
+        market_id: z.string(),
+        bids: z.array(z.object({ price: z.string(), size: z.string() })),
+        asks: z.array(z.object({ price: z.string(), size: z.string() })),
+        bid_levels: z.number(),
+        ask_levels: z.number(),
+        last_trade_price: z.string().nullable(),
+        timestamp: z.string(),
+      }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: true },
+    },
+    guarded(async (a) => {
+      const b = await client.getBook(a.market_id, { depth: a.depth ?? 10 });
+      const side = (levels: { price: string; size: string }[]) => (levels.length ? levels.map((l) => `${l.price} x ${l.size}`).join(", ") : "(empty)");
+      return okCompact(
+        { ...b },
+        `Book of ${b.market_id} at ${b.timestamp} (price x shares, best first):\nbids: ${side(b.bids)}${b.bid_levels > b.bids.length ? ` (+${b.bid_levels - b.bids.length} more levels)` : ""}\nasks: ${side(b.asks)}${b.ask_levels > b.asks.length ? ` (+${b.ask_levels - b.asks.length} more levels)` : ""}\nlast trade: ${b.last_trade_price ?? "-"}`,
+      );
+    }),
+  );
+
+  server.registerTool(
+    "get_positions",
+    {
+      title: "Get the agent's positions",
+      description:
+        "The agent's positions per outcome token: shares held, average price, cost, realized and unrealized P&L (USDC) and the mark price. Reads only.",
+      inputSchema: z.object({ agent_id: agentIdInput }),
+      outputSchema: z.object({
+        agent_id: z.string(),
+        positions: z.array(
+          z.looseObject({
+            token_id: z.string(),
+            market_id: z.string().nullable().optional(),
+            shares: z.any(),
+            avg_price: z.any(),
+            cost_usdc: z.any(),
+            realized_pnl_usdc: z.any(),
+            mark_price: z.any(),
+            unrealized_pnl_usdc: z.any(),
+          }),
+        ),
+      }),
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    guarded(async (a) => {
+      const id = needAgent(a.agent_id);
+      let answer: { agent_id: string; positions: Record<string, unknown>[] };
+      try {
+        answer = await client.transport.call("GET", `/v1/agents/${encodeURIComponent(id)}/positions`);
+      } catch (err) {
+        if (err instanceof BrokerError && err.status === 404 && /route/i.test(err.detail ?? "")) {
+          return errorText("not_supported", "This brokerage does not serve positions (GET /v1/agents/{id}/positions answered 404: no such route). Use list_orders and get_agent instead; a person may upgrade the service.");
+        }
+        throw err;
+      }
+      const lines = answer.positions.map(
+        (p) => `${p.token_id}: ${p.shares} sh @ ${p.avg_price ?? "-"} (cost ${p.cost_usdc ?? "-"}), mark ${p.mark_price ?? "-"}, unrealized ${p.unrealized_pnl_usdc ?? "-"}, realized ${p.realized_pnl_usdc ?? "-"}`,
+      );
+      return okCompact({ agent_id: answer.agent_id, positions: answer.positions }, `${answer.positions.length} position(s) of ${answer.agent_id}${lines.length ? `:\n${lines.join("\n")}` : "."}`);
     }),
   );
 

@@ -39,6 +39,13 @@ import type {
   SubmitSignedAnswer,
   SubmitSignedRequest,
   VenueAuth,
+  CancelAllAnswer,
+  CancelAllRequest,
+  FirmKillAnswer,
+  FirmKillRequest,
+  FirmKillState,
+  FirmResumeAnswer,
+  OrderBook,
 } from "./types.js";
 import type { CreatedWebhook, CreateWebhookRequest, Webhook, WebhookTestResult } from "./types.js";
 import { buildCancelAllVenueAuth, buildCancelVenueAuth, buildVenueAuth, type VenueCredentials } from "./venue-auth.js";
@@ -327,6 +334,62 @@ export class BrokerClient {
   /** The organization's event stream (`order`, `risk_rejected`, `breaker`, `kill`), reconnecting with Last-Event-ID. */
   events(o: EventsOptions = {}): AsyncGenerator<BrokerEvent, void, undefined> {
     return streamEvents(this.transport, o);
+  }
+
+  // ---------------------------------------------------------------- cancel-all, firm-wide kill, book depth
+
+  /**
+   * Cancels the agent's open orders (all, or `market_id`'s) under the kill's deadline and rules, without
+   * halting it: the breaker stays closed and the credentials stay. Payload mode at a venue that cancels
+   * only with the owner's keys: pass `venueCredentials` (the owner's own L2 credentials) and the
+   * headers are built here (over DELETE /cancel-all, or over each order's DELETE /order with `market_id`).
+   */
+  async cancelAll(id: string, body: CancelAllRequest = {}, o: KillOptions = {}): Promise<CancelAllAnswer> {
+    const { venueCredentials, ...post } = o;
+    let sent: CancelAllRequest = body;
+    if (venueCredentials && !body.venue_auth && !body.venue_auths) {
+      if (body.market_id === undefined) sent = { ...body, venue_auth: buildCancelAllVenueAuth({ credentials: venueCredentials }) };
+      else {
+        const venue_auths: Record<string, VenueAuth> = {};
+        const market = BigInt(body.market_id).toString();
+        // Orders at the venue (open, or unknown after a timeout: the venue id is then the order hash).
+        for (const status of ["open", "unknown"] as const) {
+          for await (const order of this.paginate((q) => this.listOrders({ ...q, agent_id: id, status }))) {
+            const venueOrderId = order.venue_order_id ?? order.order_hash;
+            if (order.market_id === market && venueOrderId) venue_auths[venueOrderId] = buildCancelVenueAuth({ credentials: venueCredentials, venue_order_id: venueOrderId });
+          }
+        }
+        sent = { ...body, venue_auths };
+      }
+    }
+    return this.transport.call("POST", `/v1/agents/${enc(id)}/cancel-all`, { body: sent, ...post });
+  }
+  /**
+   * Firm-wide kill (an organization key): kills every agent of the organization concurrently, each under
+   * the kill deadline, answered per agent; agents created afterwards start halted until resumeAll().
+   * `venueCredentials`, by agent id: payload-mode owners' L2 credentials, for headers over DELETE /cancel-all.
+   */
+  async killAll(body: Partial<FirmKillRequest> = {}, o: PostOptions & { venueCredentials?: Record<string, VenueCredentials> } = {}): Promise<FirmKillAnswer> {
+    const { venueCredentials, ...post } = o;
+    // The route names the organization on purpose (docs/api.md#post-v1kill); read it when not given.
+    let sent: FirmKillRequest = { ...body, org_id: body.org_id ?? (await this.getFirmKill()).org_id };
+    if (venueCredentials && !body.venue_auths) {
+      sent = { ...sent, venue_auths: Object.fromEntries(Object.entries(venueCredentials).map(([agentId, c]) => [agentId, buildCancelAllVenueAuth({ credentials: c })])) };
+    }
+    return this.transport.call("POST", "/v1/kill", { body: sent, ...post });
+  }
+  /** Undoes the firm-wide kill in one call: the agents it halted (and those created since) are resumed, the organization's halt cleared. */
+  async resumeAll(body: { org_id?: string } = {}, o: PostOptions = {}): Promise<FirmResumeAnswer> {
+    const org_id = body.org_id ?? (await this.getFirmKill()).org_id;
+    return this.transport.call("POST", "/v1/resume", { body: { org_id }, ...o });
+  }
+  /** Whether the organization is halted by the firm-wide kill. */
+  getFirmKill(): Promise<FirmKillState> {
+    return this.transport.call("GET", "/v1/kill");
+  }
+  /** One outcome token's book depth from the venue: `depth` levels per side (1-500, default 50). */
+  getBook(marketId: string, query: { depth?: number } = {}): Promise<OrderBook> {
+    return this.transport.call("GET", `/v1/markets/${enc(marketId)}/book`, { query: { ...query } });
   }
 
   /** Every item of a list route, page after page. */

@@ -66,6 +66,10 @@ export interface ListMarketsQuery extends PageQuery {
   category?: string;
   active?: boolean;
   closed?: boolean;
+  /** Only markets accepting orders (true) or not (false). */
+  accepting_orders?: boolean;
+  /** Words that must all appear in the question (case-insensitive). */
+  q?: string;
 }
 
 export interface Limits {
@@ -316,6 +320,8 @@ export interface Order {
   unsigned_order?: UnsignedOrder;
   /** With `unsigned_order`: when the order expires unsigned. */
   signature_deadline?: string | null;
+  /** With `unsigned_order`: the venue order's expiration (unix seconds, "0" unless GTD). */
+  expiration?: string;
   [extra: string]: unknown;
 }
 export interface ListOrdersQuery extends PageQuery {
@@ -330,6 +336,8 @@ export interface KillAnswer {
   completed_at: string;
   duration_ms: number;
   cancelled: string[];
+  /** Orders that had already matched at the venue when the kill reached them. */
+  filled: string[];
   failed: string[];
   credentials_deleted: boolean;
   agent: Agent;
@@ -514,4 +522,95 @@ export interface WebhookMessage {
   timestamp: string;
   agent_id: string | null;
   data: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------- cancel-all, firm-wide kill, book depth
+
+/** POST /v1/agents/{id}/cancel-all: all of the agent's orders, or one outcome token's. */
+export interface CancelAllRequest {
+  market_id?: string;
+  /** Payload mode, without market_id: the owner's L2 headers over DELETE /cancel-all. */
+  venue_auth?: VenueAuth;
+  /** Payload mode: the owner's L2 headers over each order's DELETE /order, by venue order id. */
+  venue_auths?: Record<string, VenueAuth>;
+}
+
+export interface CancelAllAnswer {
+  agent_id: string;
+  market_id: string | null;
+  started_at: string;
+  completed_at: string;
+  duration_ms: number;
+  cancelled: string[];
+  filled: string[];
+  /** Not confirmed before the deadline: failed and flagged for review. */
+  failed: string[];
+  /** The agent afterwards: its breaker as it was, its credentials in place. */
+  agent: Agent;
+}
+
+/** POST /v1/kill (organization key). */
+export interface FirmKillRequest {
+  /** The caller's own organization id (killAll reads it when left out). */
+  org_id: string;
+  reason?: string;
+  /** Payload-mode agents at a venue that cancels only with the owner's keys: headers over DELETE /cancel-all, by agent id. */
+  venue_auths?: Record<string, VenueAuth>;
+}
+
+export interface FirmKillAgentResult {
+  agent_id: string;
+  kill_id: string | null;
+  duration_ms: number | null;
+  cancelled: string[];
+  filled: string[];
+  failed: string[];
+  credentials_deleted: boolean;
+  /** Why this agent's kill did not run, or null. */
+  error: string | null;
+}
+
+export interface FirmKillAnswer {
+  org_id: string;
+  halted: true;
+  halted_at: string;
+  started_at: string;
+  completed_at: string;
+  duration_ms: number;
+  agents: FirmKillAgentResult[];
+}
+
+export interface FirmResumeAnswer {
+  org_id: string;
+  halted: false;
+  /** The agents resumed: those the firm kill halted and those created while the organization was halted. */
+  resumed: string[];
+}
+
+/** GET /v1/kill. */
+export interface FirmKillState {
+  org_id: string;
+  halted: boolean;
+  halted_at: string | null;
+  agent_ids: string[];
+}
+
+export interface BookLevel {
+  /** USDC per share, decimal string. */
+  price: string;
+  /** Shares at this price, decimal string. */
+  size: string;
+}
+
+/** GET /v1/markets/{id}/book. */
+export interface OrderBook {
+  market_id: string;
+  /** Best (highest) first. */
+  bids: BookLevel[];
+  /** Best (lowest) first. */
+  asks: BookLevel[];
+  bid_levels: number;
+  ask_levels: number;
+  last_trade_price: string | null;
+  timestamp: string;
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, lt, or } from "drizzle-orm";
+import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import type { AgentView } from "../../../actors/agent-actor.ts";
 import { AgentActor } from "../../../actors/agent-actor.ts";
 import type { OrderPorts } from "../../../actors/ports.ts";
@@ -6,7 +6,7 @@ import { ActorRegistry } from "../../../actors/registry.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import type { OrderRow } from "../../db/order-repository.ts";
 import type { Db } from "../../db/database.ts";
-import { agents } from "../../db/schema.ts";
+import { agents, orgs } from "../../db/schema.ts";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import type { Caller } from "../../http/caller.ts";
 import { decodeCursor, pageOf } from "../../http/pagination.ts";
@@ -73,6 +73,11 @@ export class AgentService {
       signatureType,
       ownerAddress: owner,
       limits: { ...limits },
+      // While the organization is halted by the firm-wide kill (POST /v1/kill), a new agent starts
+      // halted (reason kill) until POST /v1/resume; read in the insert itself, so no separate read races it.
+      breakerState: sql`CASE WHEN (SELECT ${orgs.haltedAt} FROM ${orgs} WHERE ${orgs.id} = ${caller.orgId}) IS NULL THEN 'closed' ELSE 'tripped' END`,
+      breakerReason: sql`CASE WHEN (SELECT ${orgs.haltedAt} FROM ${orgs} WHERE ${orgs.id} = ${caller.orgId}) IS NULL THEN NULL ELSE 'kill' END`,
+      breakerSince: sql`CASE WHEN (SELECT ${orgs.haltedAt} FROM ${orgs} WHERE ${orgs.id} = ${caller.orgId}) IS NULL THEN NULL ELSE ${now.toISOString()}::timestamptz END`,
       createdAt: now,
       updatedAt: now,
     });

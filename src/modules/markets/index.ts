@@ -4,7 +4,7 @@
  */
 import { Elysia } from "elysia";
 import type { Venue } from "../../venues/venue.ts";
-import { MarketIdParam, MarketModel, MarketPage, MarketsQuery, marketsResponses } from "./model.ts";
+import { BookModel, BookQuery, MarketIdParam, MarketModel, MarketPage, MarketsQuery, marketsResponses } from "./model.ts";
 import { MarketService } from "./service.ts";
 
 const bool = (v: string | undefined) => (v === undefined ? undefined : v === "true");
@@ -22,6 +22,8 @@ export function marketsModule(deps: { venue: Venue; timeoutMs: number }) {
           category: query.category,
           active: bool(query.active),
           closed: bool(query.closed),
+          accepting_orders: bool(query.accepting_orders),
+          q: query.q,
         }),
       {
         query: MarketsQuery,
@@ -30,7 +32,7 @@ export function marketsModule(deps: { venue: Venue; timeoutMs: number }) {
           summary: "List markets, one item per outcome token (public)",
           description:
             "Filters: `category` (case-insensitive), `active` and `closed` (`true`/`false`, matched against the market's flags; " +
-            "tradeable markets are `?active=true&closed=false`). `limit` (1-200, default 50) and the opaque `cursor` from `next_cursor` page through the list.",
+            "tradeable markets are `?active=true&closed=false&accepting_orders=true`; `q`: words that must all appear in the question). `limit` (1-200, default 50) and the opaque `cursor` from `next_cursor` page through the list.",
           tags: ["markets"],
           security: [],
           responses: marketsResponses.list,
@@ -41,5 +43,11 @@ export function marketsModule(deps: { venue: Venue; timeoutMs: number }) {
       params: MarketIdParam,
       response: { 200: MarketModel },
       detail: { summary: "Get one outcome token's market (public)", tags: ["markets"], security: [], responses: marketsResponses.get },
+    })
+    .get("/:market_id/book", ({ params, query }) => markets.book(params.market_id, query.depth ?? 50), {
+      params: MarketIdParam,
+      query: BookQuery,
+      response: { 200: BookModel },
+      detail: { summary: "One outcome token's order book depth, from the venue (public)", tags: ["markets"], security: [], responses: marketsResponses.get },
     });
 }

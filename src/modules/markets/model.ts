@@ -23,6 +23,8 @@ export const MarketsQuery = t.Object(
     category: t.Optional(t.String({ minLength: 1, maxLength: 100, description: "only markets of this category (case-insensitive)" })),
     active: t.Optional(BoolText),
     closed: t.Optional(BoolText),
+    accepting_orders: t.Optional(BoolText),
+    q: t.Optional(t.String({ minLength: 1, maxLength: 200, description: "words that must all appear in the question (case-insensitive)" })),
   },
   { additionalProperties: false },
 );
@@ -69,3 +71,22 @@ export const marketsResponses = {
   get: problemResponses(new InvalidRequestError("/params/market_id: Expected string to match '^[0-9]{1,78}$'", [{ path: "/params/market_id", message: "Expected string to match '^[0-9]{1,78}$'" }]), new NotFoundError("market"), new VenueUnavailableProblem()),
 };
 export type MarketPage = typeof MarketPage.static;
+
+const Level = t.Object({ price: t.String({ description: "USDC per share, decimal" }), size: t.String({ description: "shares at this price, decimal" }) });
+
+/** GET /v1/markets/{market_id}/book: the book's depth from the venue. */
+export const BookModel = t.Object(
+  {
+    market_id: t.String(),
+    bids: t.Array(Level, { description: "best (highest) first" }),
+    asks: t.Array(Level, { description: "best (lowest) first" }),
+    bid_levels: t.Integer({ description: "levels on the bid side in all (the answer holds at most `depth`)" }),
+    ask_levels: t.Integer(),
+    last_trade_price: Price,
+    timestamp: t.String({ description: "when the venue took the snapshot" }),
+  },
+  { examples: [{ market_id: "62116011324642788450213843133477763167049099528131416799711191854278105821744", bids: [{ price: "0.48", size: "1200" }], asks: [{ price: "0.5", size: "900" }], bid_levels: 1, ask_levels: 1, last_trade_price: "0.49", timestamp: "2026-11-27T15:00:00.000Z" }] },
+);
+export type BookModel = typeof BookModel.static;
+
+export const BookQuery = t.Object({ depth: t.Optional(t.Numeric({ minimum: 1, maximum: 500, description: "levels per side, 1-500 (default 50)" })) }, { additionalProperties: false });

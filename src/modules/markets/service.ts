@@ -13,7 +13,7 @@ import { ProblemError } from "../../errors/problem-error.ts";
 import { VenueUnavailableProblem } from "../../errors/venue-unavailable.ts";
 import { decimalPlaces, fromUnits, toUnits } from "../../domain/units.ts";
 import type { Market, Venue } from "../../venues/venue.ts";
-import type { MarketModel, MarketPage } from "./model.ts";
+import type { BookModel, MarketModel, MarketPage } from "./model.ts";
 
 const UINT256_MAX = (1n << 256n) - 1n;
 /** Book reads in flight at once for one page (the CLOB adapter makes one HTTP call per token). */
@@ -23,6 +23,9 @@ export interface MarketFilters {
   category?: string;
   active?: boolean;
   closed?: boolean;
+  accepting_orders?: boolean;
+  /** Words that must all appear in the question (case-insensitive). */
+  q?: string;
 }
 
 type Token = { market: Market; token_id: string; outcome: string };
@@ -37,11 +40,14 @@ export class MarketService {
     const offset = decodeOffset(query.cursor);
     const markets = await this.call((signal) => this.venue.listMarkets({ signal }));
     const category = query.category?.toLowerCase();
+    const words = (query.q ?? "").toLowerCase().split(/\s+/).filter(Boolean);
     const tokens: Token[] = [];
     for (const market of markets) {
       if (category !== undefined && market.category.toLowerCase() !== category) continue;
       if (query.active !== undefined && market.active !== query.active) continue;
       if (query.closed !== undefined && market.closed !== query.closed) continue;
+      if (query.accepting_orders !== undefined && market.accepting_orders !== query.accepting_orders) continue;
+      if (words.length && !words.every((w) => market.question.toLowerCase().includes(w))) continue;
       for (const t of market.tokens) tokens.push({ market, token_id: t.token_id, outcome: t.outcome });
     }
     const page = tokens.slice(offset, offset + query.limit);
@@ -61,6 +67,34 @@ export class MarketService {
     const token = market?.tokens.find((t) => t.token_id === tokenId);
     if (!market || !token) throw new NotFoundError("market");
     return this.view({ market, token_id: tokenId, outcome: token.outcome });
+  }
+
+  /** GET /v1/markets/{id}/book: the token's book depth, best levels first, at most `depth` per side. */
+  async book(marketId: string, depth: number): Promise<BookModel> {
+    const { tokenId } = await this.token(marketId);
+    const book = await this.call((signal) => this.venue.getBook(tokenId, { signal }));
+    if (!book) throw new NotFoundError("book");
+    return {
+      market_id: tokenId,
+      bids: book.bids.slice(0, depth).map((l) => ({ price: l.price, size: l.size })),
+      asks: book.asks.slice(0, depth).map((l) => ({ price: l.price, size: l.size })),
+      bid_levels: book.bids.length,
+      ask_levels: book.asks.length,
+      last_trade_price: book.last_trade_price,
+      timestamp: new Date(book.timestamp_ms).toISOString(),
+    };
+  }
+
+  private async token(marketId: string): Promise<{ tokenId: string; market: Market; outcome: string }> {
+    const id = BigInt(marketId);
+    if (id > UINT256_MAX) {
+      throw new InvalidRequestError("market_id is not a uint256", [{ path: "/params/market_id", message: "must be at most 2^256 - 1" }]);
+    }
+    const tokenId = id.toString();
+    const market = await this.call((signal) => this.venue.getMarketByToken(tokenId, { signal }));
+    const token = market?.tokens.find((t) => t.token_id === tokenId);
+    if (!market || !token) throw new NotFoundError("market");
+    return { tokenId, market, outcome: token.outcome };
   }
 
   private async view({ market, token_id, outcome }: Token): Promise<MarketModel> {

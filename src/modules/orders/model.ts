@@ -110,6 +110,7 @@ export const OrderModel = t.Object({
     ),
   ),
   signature_deadline: t.Optional(t.Union([t.String(), t.Null()], { description: "with unsigned_order: when the order expires unsigned" })),
+  expiration: t.Optional(t.String({ description: "with unsigned_order: the venue order's expiration (unix seconds, \"0\" unless GTD), for the owner's venue_auth over POST /order" })),
 }, { examples: [ORDER_EXAMPLE] });
 export type OrderModel = typeof OrderModel.static;
 

@@ -42,5 +42,6 @@ export function toOrderDetail(r: OrderRow): OrderModel {
       message: { ...r.typedData.message },
     },
     signature_deadline: r.signatureDeadline ? r.signatureDeadline.toISOString() : null,
+    expiration: r.expiration,
   };
 }

@@ -3,8 +3,8 @@ import { ApiError, createApi, session } from "./api.js";
 import { intentsChart, volumeChart } from "./charts.js";
 import { fmtAge, h, ORDER_STATUSES, replace } from "./dom.js";
 import { POLL_MS, startLive } from "./live.js";
-import { agentCards, agentLabel, approvals, keysTable, orderDetail, ordersTable, rejectionsList } from "./views.js";
 import { createWebhooks } from "./webhooks.js";
+import { agentCards, agentLabel, approvals, firmControls, keysTable, orderDetail, ordersTable, rejectionsList } from "./views.js";
 
 const $ = (id) => document.getElementById(id);
 const VIEWS = ["agents", "orders", "risk", "keys", "webhooks"];
@@ -16,6 +16,12 @@ const state = {
   exposures: new Map(),
   killResults: new Map(),
   killing: new Set(),
+  cancelResults: new Map(),
+  cancelling: new Set(),
+  /** GET /v1/kill, or null when this key may not see it (an agent-scoped key). */
+  firm: null,
+  firmBusy: false,
+  firmResult: null,
   orders: [],
   selectedOrder: null,
   rendered: new Map(),
@@ -195,6 +201,12 @@ async function loadAgents() {
 const LOADERS = {
   async agents() {
     const agents = await loadAgents();
+    try {
+      state.firm = await api.firmState();
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 403)) throw e;
+      state.firm = null;
+    }
     await Promise.all(
       agents.map(async (a) => {
         try {
@@ -254,7 +266,11 @@ const LOADERS = {
 
 function renderAgents() {
   const el = $("agents-list");
-  const data = [state.agents, [...state.exposures], [...state.killResults], [...state.killing], state.markets.size];
+  const firm = $("firm-controls");
+  render(firm, [state.firm, state.firmBusy, state.firmResult], () =>
+    firmControls(state.firm, { busy: state.firmBusy, result: state.firmResult, onKillAll: killAll, onResumeAll: resumeAll }),
+  );
+  const data = [state.agents, [...state.exposures], [...state.killResults], [...state.killing], [...state.cancelResults], [...state.cancelling], state.markets.size];
   render(el, data, () =>
     agentCards(state.agents, {
       exposures: state.exposures,
@@ -263,6 +279,9 @@ function renderAgents() {
       marketName,
       onKill: killAgent,
       onResume: resumeAgent,
+      cancelResults: state.cancelResults,
+      cancelling: state.cancelling,
+      onCancelAll: cancelAllOrders,
       onEditLimits: editLimits,
       onOrders: (a) => {
         const select = $("order-filters").elements.agent_id;
@@ -309,6 +328,61 @@ async function killAgent(agent) {
   await refresh();
   renderAgents();
   document.querySelector(`[data-focus="kill-${CSS.escape(agent.id)}"]`)?.focus();
+}
+
+async function cancelAllOrders(agent) {
+  const ok = await confirmDialog(
+    `Cancel all orders of ${agentLabel(agent)}?`,
+    `This cancels all of the agent's open orders (${agent.open_orders}) within the kill deadline. The agent is not halted: its breaker stays closed and it can place new orders at once.`,
+    "Cancel all orders",
+  );
+  if (!ok) return;
+  state.cancelling.add(agent.id);
+  state.cancelResults.delete(agent.id);
+  renderAgents();
+  try {
+    state.cancelResults.set(agent.id, await api.cancelAll(agent.id));
+  } catch (e) {
+    showError(e);
+  } finally {
+    state.cancelling.delete(agent.id);
+  }
+  await refresh();
+  renderAgents();
+  document.querySelector(`[data-focus="cancel-all-${CSS.escape(agent.id)}"]`)?.focus();
+}
+
+async function killAll() {
+  const ok = await confirmDialog(
+    "Kill all agents?",
+    `This kills every agent of the organization (${state.agents.length}) at once: breakers tripped, open orders cancelled within the deadline, delegated credentials deleted. Agents created afterwards start halted. Everything stays halted until "Resume all".`,
+    "Kill all agents",
+  );
+  if (!ok) return;
+  state.firmBusy = true;
+  state.firmResult = null;
+  renderAgents();
+  try {
+    state.firmResult = await api.killAll(state.firm.org_id);
+  } catch (e) {
+    showError(e);
+  } finally {
+    state.firmBusy = false;
+  }
+  await refresh();
+  renderAgents();
+  document.querySelector('[data-focus="kill-all"]')?.focus();
+}
+
+async function resumeAll() {
+  try {
+    await api.resumeAll(state.firm.org_id);
+    state.firmResult = null;
+    state.killResults.clear();
+  } catch (e) {
+    showError(e);
+  }
+  await refresh();
 }
 
 async function resumeAgent(agent) {

@@ -62,7 +62,20 @@ function heartbeatText(hb) {
   return `every ${hb.interval_s} s, ${last}${due}`;
 }
 
-export function agentCards(agents, { exposures, killResults, killing, marketName, onKill, onResume, onEditLimits, onOrders }) {
+/** A cancel-all's answer: the agent keeps trading. */
+function cancelAllResult(result) {
+  const flagged = result.failed.length;
+  return h(
+    "div",
+    { class: `kill-result ${flagged ? "bad" : "ok"}`, role: "status", dataset: { testid: "cancel-all-result" } },
+    h("strong", {}, `Cancel-all finished in ${result.duration_ms} ms: `),
+    `${result.cancelled.length} cancelled, ${result.filled.length} already filled, ${flagged} failed`,
+    flagged ? [" ", flaggedBadge()] : "",
+    " · the agent keeps trading",
+  );
+}
+
+export function agentCards(agents, { exposures, killResults, killing, marketName, onKill, onResume, onEditLimits, onOrders, cancelResults = new Map(), cancelling = new Set(), onCancelAll = () => {} }) {
   if (!agents.length) return [empty("No agents yet. Create one with POST /v1/agents; it will appear here.")];
   return agents.map((a) => {
     const tripped = a.breaker.state === "tripped";
@@ -87,13 +100,46 @@ export function agentCards(agents, { exposures, killResults, killing, marketName
         "div",
         { class: "actions" },
         h("button", { type: "button", class: "danger", disabled: killing.has(a.id), onclick: () => onKill(a), dataset: { focus: `kill-${a.id}` } }, killing.has(a.id) ? "Killing…" : "■ Kill"),
+        h(
+          "button",
+          { type: "button", class: "secondary", disabled: cancelling.has(a.id) || a.open_orders === 0, onclick: () => onCancelAll(a), dataset: { focus: `cancel-all-${a.id}` } },
+          cancelling.has(a.id) ? "Cancelling…" : "✕ Cancel all orders",
+        ),
         tripped ? h("button", { type: "button", onclick: () => onResume(a), dataset: { focus: `resume-${a.id}` } }, "▶ Resume") : "",
         h("button", { type: "button", class: "secondary", onclick: () => onEditLimits(a), dataset: { focus: `limits-${a.id}` } }, "Edit limits"),
         h("button", { type: "button", class: "secondary", onclick: () => onOrders(a), dataset: { focus: `orders-${a.id}` } }, "Orders →"),
       ),
       killResults.has(a.id) ? killResult(killResults.get(a.id)) : "",
+      cancelResults.has(a.id) ? cancelAllResult(cancelResults.get(a.id)) : "",
     );
   });
+}
+
+/** The firm-wide kill's control (an organization key only; `firm` null hides it). */
+export function firmControls(firm, { busy, result, onKillAll, onResumeAll }) {
+  if (!firm) return [];
+  const failed = result ? result.agents.reduce((n, a) => n + a.failed.length, 0) : 0;
+  return [
+    h(
+      "div",
+      { class: `firm-bar ${firm.halted ? "tripped" : ""}`, dataset: { testid: "firm-controls" } },
+      firm.halted
+        ? h("span", { class: "badge bad" }, `■ All agents halted since ${fmtTime(firm.halted_at)}; new agents start halted`)
+        : h("span", { class: "muted" }, "Firm-wide kill: stops every agent of the organization at once."),
+      " ",
+      h("button", { type: "button", class: "danger", disabled: busy, onclick: onKillAll, dataset: { focus: "kill-all" } }, busy ? "Killing all…" : "■ Kill all"),
+      firm.halted ? h("button", { type: "button", disabled: busy, onclick: onResumeAll, dataset: { focus: "resume-all" } }, "▶ Resume all") : "",
+    ),
+    result
+      ? h(
+          "div",
+          { class: `kill-result ${failed ? "bad" : "ok"}`, role: "status", dataset: { testid: "kill-all-result" } },
+          h("strong", {}, `Kill all finished in ${result.duration_ms} ms: `),
+          `${result.agents.length} agent(s) halted, ${result.agents.reduce((n, a) => n + a.cancelled.length, 0)} orders cancelled, ${failed} failed`,
+          failed ? [" ", flaggedBadge()] : "",
+        )
+      : "",
+  ];
 }
 
 // ------------------------------------------------------------------------ orders
