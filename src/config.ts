@@ -102,7 +102,7 @@ export interface Config {
   /** Requests per second per API key or paying wallet; 0 turns the limit off. */
   rateLimitPerS: number;
   maxBodyBytes: number;
-  /** The chain source (docs/configuration.md#chain); `rpcUrl` null: off. */
+  /** The chain source (docs/configuration.md (CHAIN_RPC_URL)); `rpcUrl` null: off. */
   chain: ChainConfig;
   logLevel: "debug" | "info" | "warn" | "error";
   /** Webhook delivery (docs/webhooks.md). */

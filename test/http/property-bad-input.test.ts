@@ -207,6 +207,8 @@ const limitsShape: BodyShape = {
 const page = { limit: fc.integer({ min: -5, max: 500 }), cursor: fc.string({ maxLength: 10 }) };
 const agentId = { prefix: "agt", own: () => A.agent, foreign: () => B.agent };
 const orderId = { prefix: "ord", own: () => A.order, foreign: () => B.order };
+/** No endpoint is registered: every webhook id is unknown (404) to the caller. */
+const webhookId = { prefix: "whk", own: () => "whk_zzzzzzzzzzzzzzzzzzzz", foreign: () => "whk_yyyyyyyyyyyyyyyyyyyy" };
 
 /** Built once the fixtures exist (their ids go into the generators). */
 function routes(): Route[] {
@@ -276,6 +278,17 @@ function routes(): Route[] {
     plainRoute("POST", "/v1/agents/:id/heartbeat", { id: agentId }),
     bodyRoute("POST", "/v1/orders/:id/approve", { reason: fc.oneof(fc.string({ maxLength: 10 }), fc.constant("$SECRET")) }, { id: orderId }),
     bodyRoute("POST", "/v1/orders/:id/reject", { reason: fc.oneof(fc.string({ maxLength: 10 }), fc.constant("$SECRET")) }, { id: orderId }),
+    bodyRoute("POST", "/v1/webhooks", {
+      url: fc.constantFrom("ftp://hooks.example.com/x", "https://user:$SECRET@hooks.example.com/", "https://10.0.0.1/x", "https://[::1]/x", "x", ""),
+      event_types: fc.constantFrom(["nope"], [], "order", ["order", 1]),
+      agent_id: fc.constantFrom(B.agent, "x"),
+      description: fc.string({ maxLength: 10 }),
+    }),
+    plainRoute("GET", "/v1/webhooks", { readOnly: true, query: page }),
+    plainRoute("GET", "/v1/webhooks/:id", { readOnly: true, id: webhookId }),
+    plainRoute("POST", "/v1/webhooks/:id/test", { id: webhookId }),
+    plainRoute("POST", "/v1/webhooks/:id/enable", { id: webhookId }),
+    plainRoute("DELETE", "/v1/webhooks/:id", { id: webhookId }),
     plainRoute("GET", "/docs/api", { readOnly: true }),
     plainRoute("GET", "/v1/payments", {
       readOnly: true,
@@ -302,6 +315,7 @@ const ROUTE_NAMES = [
   "GET /v1/orders", "GET /v1/orders/:id", "DELETE /v1/orders/:id", "POST /v1/agents/:id/kill",
   "PUT /v1/agents/:id/heartbeat", "DELETE /v1/agents/:id/heartbeat", "POST /v1/agents/:id/heartbeat",
   "POST /v1/orders/:id/approve", "POST /v1/orders/:id/reject",
+  "POST /v1/webhooks", "GET /v1/webhooks", "GET /v1/webhooks/:id", "POST /v1/webhooks/:id/test", "POST /v1/webhooks/:id/enable", "DELETE /v1/webhooks/:id",
   "POST /v1/agents/:id/cancel-all", "POST /v1/kill", "POST /v1/resume", "GET /v1/kill", "GET /v1/markets/:id/book",
   "GET /docs/api", "GET /v1/payments", "GET /v1/risk/decisions", "GET /v1/risk/summary", "GET /v1/agents/:id/exposure", "GET /v1/events",
   "GET /dashboard", "GET /dashboard/", "GET /dashboard/*",
