@@ -15,7 +15,8 @@
 #
 # Prints `packages: ok <check>` or `packages: FAILED <check>` per check, the two scripts' JSON as
 # `consumer-result: {…}` and `mcp-result: {…}`, and last `packages: N passed, N failed`. Exits 1 when a
-# check failed. Needs Node.js, npm, bun and the repository's `bun install` (for the MCP client).
+# check failed. Needs Node.js, npm, bun (or BUN=<path>) and the repository's `bun install` (for the
+# MCP client).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -114,7 +115,7 @@ check "npm install --engine-strict of both tarballs (node $(node --version))" \
 PORT="$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')"
 BROKER_URL="http://127.0.0.1:${PORT}"
 env -u DATABASE_URL -u VENUE_URL -u PAPER_MARKETS -u BUILDER_CODE VENUE=paper DATA_DIR="$WORK/data" HOST=127.0.0.1 PORT="$PORT" LOG_LEVEL=warn \
-  bun src/main.ts >"$WORK/service.log" 2>&1 </dev/null &
+  "${BUN:-bun}" src/main.ts >"$WORK/service.log" 2>&1 </dev/null &
 SERVICE_PID=$!
 service_up() {
   for _ in $(seq 1 600); do

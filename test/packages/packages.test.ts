@@ -12,7 +12,7 @@ import { resolve } from "node:path";
 const ROOT = resolve(import.meta.dir, "../..");
 
 test("npm pack → npm install in an empty directory → node script, tsc and MCP tools against the running service", async () => {
-  const run = Bun.spawn(["bash", resolve(ROOT, ".ci/packages.sh")], { cwd: ROOT, env: { ...process.env }, stdout: "pipe", stderr: "pipe" });
+  const run = Bun.spawn(["bash", resolve(ROOT, ".ci/packages.sh")], { cwd: ROOT, env: { ...process.env, BUN: process.execPath }, stdout: "pipe", stderr: "pipe" });
   const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
   const lines = out.trim().split("\n");
   const failedChecks = lines.filter((l) => l.startsWith("packages: FAILED"));
