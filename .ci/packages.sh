@@ -60,6 +60,14 @@ check() {
 
 mkdir -p "$WORK/tarballs" "$WORK/consumer" "$WORK/data"
 
+# ------------------------------------------------------------------------------ service (start)
+# Started first, in the background, so that its start-up overlaps the packing and the install.
+PORT="$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')"
+BROKER_URL="http://127.0.0.1:${PORT}"
+env -u DATABASE_URL -u VENUE_URL -u PAPER_MARKETS -u BUILDER_CODE VENUE=paper DATA_DIR="$WORK/data" HOST=127.0.0.1 PORT="$PORT" LOG_LEVEL=warn \
+  "${BUN:-bun}" src/main.ts >"$WORK/service.log" 2>&1 </dev/null &
+SERVICE_PID=$!
+
 # ------------------------------------------------------------------------------------------ pack
 for pkg in sdk mcp; do
   check "npm pack packages/${pkg}" bash -c "cd packages/${pkg} && npm pack --pack-destination '$WORK/tarballs' </dev/null" || finish
@@ -112,13 +120,9 @@ check "npm install --engine-strict of both tarballs (node $(node --version))" \
   bash -c "cd '$WORK/consumer' && npm install --engine-strict --no-audit --no-fund --loglevel=error '$SDK_TGZ' '$MCP_TGZ' 'viem@$VIEM_RANGE' 'typescript@$TS_VERSION' '@types/node@20' </dev/null" || finish
 
 # ---------------------------------------------------------------------------------------- service
-PORT="$(node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });')"
-BROKER_URL="http://127.0.0.1:${PORT}"
-env -u DATABASE_URL -u VENUE_URL -u PAPER_MARKETS -u BUILDER_CODE VENUE=paper DATA_DIR="$WORK/data" HOST=127.0.0.1 PORT="$PORT" LOG_LEVEL=warn \
-  "${BUN:-bun}" src/main.ts >"$WORK/service.log" 2>&1 </dev/null &
-SERVICE_PID=$!
 service_up() {
-  for _ in $(seq 1 600); do
+  local deadline=$((SECONDS + 60))
+  while ((SECONDS < deadline)); do
     if node -e 'fetch(process.argv[1]).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))' "$BROKER_URL/healthz" 2>/dev/null \
       && [[ -s "$WORK/data/initial-api-key" ]]; then
       return 0
