@@ -120,9 +120,10 @@ describe("TypeScript examples of the docs, run against the live service", () => 
   /**
    * Runs a block with bun, its placeholders replaced. Resolves once every pattern of `expect` has been
    * printed and the process has exited; a process that follows the event stream forever is stopped
-   * (SIGTERM) once `then` (the test's own action, e.g. a kill, making events) has shown its effect.
+   * (SIGTERM) once `poke` (the test's own action making events, repeated each second since the
+   * example's stream may not be connected yet) has shown its effect, `poke.until`.
    */
-  async function run(b: DocBlock, base: string, env: Record<string, string>, o: { stdoutMatches: RegExp[]; then?: () => Promise<RegExp> }) {
+  async function run(b: DocBlock, base: string, env: Record<string, string>, o: { stdoutMatches: RegExp[]; poke?: { act: () => Promise<void>; until: RegExp } }) {
     const code = b.code.replaceAll("http://localhost:8080", base).replaceAll("<token id>", DEM_YES).replace(/"7132…"/g, JSON.stringify(DEM_YES));
     const file = join(OUT, `run-${slug(b.id)}.ts`);
     mkdirSync(OUT, { recursive: true });
@@ -143,8 +144,13 @@ describe("TypeScript examples of the docs, run against the live service", () => 
     // One read in flight at a time: a read that lost the race to the timer is awaited next time round.
     let pending: ReturnType<typeof reader.read> | null = null;
     let ended = false;
-    const waitFor = async (patterns: RegExp[]) => {
+    let lastPoke = 0;
+    const waitFor = async (patterns: RegExp[], poke?: () => Promise<void>) => {
       while (!patterns.every((p) => p.test(out))) {
+        if (poke && Date.now() - lastPoke >= 1000) {
+          lastPoke = Date.now();
+          await poke();
+        }
         if (Date.now() > deadline) throw new Error(`${b.id}: no ${patterns.filter((p) => !p.test(out)).join(", ")} within 30 s:\n${out}\n${await stderr}`);
         if (ended) throw new Error(`${b.id} exited (${await proc.exited}) without ${patterns.filter((p) => !p.test(out)).join(", ")}:\n${out}\n${await stderr}`);
         pending ??= reader.read();
@@ -160,7 +166,7 @@ describe("TypeScript examples of the docs, run against the live service", () => 
     };
     try {
       await waitFor(o.stdoutMatches);
-      if (o.then) await waitFor([await o.then()]);
+      if (o.poke) await waitFor([o.poke.until], o.poke.act);
       // An example that ends by itself is given time to; one that follows the stream forever is stopped.
       else await Promise.race([proc.exited, Bun.sleep(15_000)]);
     } finally {
@@ -203,11 +209,16 @@ describe("TypeScript examples of the docs, run against the live service", () => 
           { BROKER_API_KEY: key, WALLET_KEY: wallet },
           {
             stdoutMatches: [/status: "(open|filled)"/],
-            // The example then follows the agent's events forever: a kill makes some, which it prints.
-            then: follows
-              ? async () => {
-                  await client.kill((await onlyAgent(client)).id, { reason: "docs example" });
-                  return /^(breaker|kill) \{/m;
+            // The example then follows the agent's events forever: tripping and resuming the agent's
+            // breaker makes `breaker` events, which it prints.
+            poke: follows
+              ? {
+                  act: async () => {
+                    const agent = await onlyAgent(client);
+                    if (agent.breaker.state === "tripped") await client.resume(agent.id);
+                    else await client.tripBreaker(agent.id);
+                  },
+                  until: /^breaker \{/m,
                 }
               : undefined,
           },
