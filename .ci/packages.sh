@@ -84,7 +84,9 @@ tarball_has() {
   done
   grep -q '^package/dist/.*\.js$' <<<"$list" || { echo "$1 has no dist/*.js"; return 1; }
   grep -q '^package/dist/.*\.d\.ts$' <<<"$list" || { echo "$1 has no dist/*.d.ts"; return 1; }
-  if tar xzf "$1" -O package/package.json | grep -q '"workspace:'; then
+  local manifest
+  manifest="$(tar xzf "$1" -O package/package.json)" || return 1
+  if grep -q '"workspace:' <<<"$manifest"; then
     echo "$1: package.json keeps a workspace: range"
     return 1
   fi
