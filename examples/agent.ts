@@ -61,8 +61,8 @@ async function main(): Promise<void> {
       answer = { order_id: decided.id, mode: "payload", unsigned_order: decided.unsigned_order, order_type: decided.order_type, expiration: "0" };
       step(`approved by a person: order ${decided.id}, sign before ${decided.signature_deadline}`);
     } else {
-      answer = placed as SignableAnswer;
-      step(`approved: order ${placed.order_id}, ${placed.status}, hash ${placed.order_hash}, sign before ${(placed as { signature_deadline?: string }).signature_deadline}`);
+      answer = placed;
+      step(`approved: order ${placed.order_id}, ${placed.status}, hash ${placed.order_hash}, sign before ${placed.signature_deadline}`);
     }
   } catch (err) {
     if (err instanceof RiskRejectedError) for (const f of err.failures) console.error(`  ${f.check}/${f.code}: ${f.message}`);

@@ -36,6 +36,8 @@ import type {
   RiskSummary,
   RiskSummaryQuery,
   SignableAnswer,
+  UnsignedOrder,
+  OrderType,
   SubmitSignedAnswer,
   SubmitSignedRequest,
   VenueAuth,
@@ -266,19 +268,38 @@ export class BrokerClient {
   }
   /**
    * Signs the answer's `unsigned_order` with `signer` (a viem account or any EIP-712 signer) and submits
-   * it, with `venue_auth` when the signer's venue credentials are given.
+   * it, with `venue_auth` when the signer's venue credentials are given. Takes what placeIntent answers
+   * once narrowed with `mode === "payload"`, and approveOrder's payload answer. An intent still
+   * `pending_approval` is read again (GET /v1/orders/{id}): approved meanwhile, its unsigned order is
+   * signed; still waiting for a person (or no longer awaiting a signature), a TypeError says so and nothing is sent.
    */
   async signAndSubmit(answer: SignableAnswer, signer: TypedDataSigner, o: SignAndSubmitOptions = {}): Promise<SubmitSignedAnswer> {
-    if (answer.mode !== "payload" || !answer.unsigned_order) throw new TypeError("signAndSubmit needs a payload-mode intent answer with an unsigned_order");
-    const signature = await signUnsignedOrder(signer, answer.unsigned_order);
-    const body: SubmitSignedRequest = { order_id: answer.order_id, signature };
+    if (answer.mode !== "payload") throw new TypeError("signAndSubmit needs a payload-mode intent answer with an unsigned_order");
+    let signable: { order_id: string; unsigned_order: UnsignedOrder; order_type: OrderType; expiration: string };
+    if ("unsigned_order" in answer && answer.unsigned_order) {
+      signable = answer;
+    } else {
+      const order = await this.getOrder(answer.order_id);
+      if (order.status !== "awaiting_signature" || !order.unsigned_order) {
+        throw new TypeError(
+          `order ${answer.order_id} is ${order.status}, not awaiting a signature: an order pending approval is signed after a person approves it (approveOrder)`,
+        );
+      }
+      const expiration = typeof order.expiration === "string" ? order.expiration : "0";
+      if (o.venueCredentials && order.order_type === "GTD" && expiration === "0") {
+        throw new TypeError(`order ${answer.order_id} is GTD: sign approveOrder's answer, which carries its expiration, to build venue_auth`);
+      }
+      signable = { order_id: order.id, unsigned_order: order.unsigned_order, order_type: order.order_type, expiration };
+    }
+    const signature = await signUnsignedOrder(signer, signable.unsigned_order);
+    const body: SubmitSignedRequest = { order_id: signable.order_id, signature };
     if (o.venueCredentials) {
       body.venue_auth = buildVenueAuth({
         credentials: o.venueCredentials,
-        order: answer.unsigned_order.message,
+        order: signable.unsigned_order.message,
         signature,
-        order_type: answer.order_type,
-        expiration: answer.expiration,
+        order_type: signable.order_type,
+        expiration: signable.expiration,
       });
     }
     return this.submitSigned(body, { idempotencyKey: o.idempotencyKey, signal: o.signal });

@@ -216,12 +216,12 @@ export interface DelegatedIntentAnswer {
 }
 /**
  * 202: the intent passed the checks but is above the agent's `approval_threshold_usdc`; it is reserved
- * and waits for a person (approveOrder / rejectOrder) until `approval_deadline`.
+ * and waits for a person (approveOrder / rejectOrder) until `approval_deadline`. `M` is the agent's mode.
  */
-export interface PendingApprovalAnswer {
+export interface PendingApprovalAnswerOf<M extends Mode> {
   order_id: string;
   agent_id: string;
-  mode: Mode;
+  mode: M;
   status: "pending_approval";
   order_hash: Hex | null;
   approval_deadline: string;
@@ -229,7 +229,15 @@ export interface PendingApprovalAnswer {
   risk: RiskResult;
   [extra: string]: unknown;
 }
-export type IntentAnswer = PayloadIntentAnswer | DelegatedIntentAnswer | PendingApprovalAnswer;
+/** A payload-mode intent waiting for a person's approval: no `unsigned_order` yet (signAndSubmit reads it once approved). */
+export type PayloadPendingApprovalAnswer = PendingApprovalAnswerOf<"payload">;
+export type DelegatedPendingApprovalAnswer = PendingApprovalAnswerOf<"delegated">;
+export type PendingApprovalAnswer = PayloadPendingApprovalAnswer | DelegatedPendingApprovalAnswer;
+/**
+ * What placeIntent answers, discriminated by `mode` and then `status`: `mode === "payload"` narrows to
+ * PayloadIntentAnswer | PayloadPendingApprovalAnswer, both of which signAndSubmit takes as they are.
+ */
+export type IntentAnswer = PayloadIntentAnswer | PayloadPendingApprovalAnswer | DelegatedIntentAnswer | DelegatedPendingApprovalAnswer;
 
 /** The optional body of approveOrder and rejectOrder: a note recorded in the order's history. */
 export interface DecisionRequest {
@@ -261,8 +269,14 @@ export interface DelegatedApproveAnswer {
   [extra: string]: unknown;
 }
 export type ApproveAnswer = PayloadApproveAnswer | DelegatedApproveAnswer;
-/** What signAndSubmit needs of an answer: a payload-mode order with its unsigned order (an intent's or an approval's). */
-export type SignableAnswer = Pick<PayloadIntentAnswer, "order_id" | "mode" | "unsigned_order" | "order_type" | "expiration">;
+/**
+ * What signAndSubmit takes: a payload-mode answer, i.e. an order with its unsigned order (an intent's or
+ * an approval's), or a payload-mode intent still pending approval (signAndSubmit then reads the order:
+ * once a person approved it, it signs the unsigned order the order now carries).
+ */
+export type SignableAnswer =
+  | Pick<PayloadIntentAnswer, "order_id" | "mode" | "unsigned_order" | "order_type" | "expiration">
+  | Pick<PayloadPendingApprovalAnswer, "order_id" | "mode" | "status">;
 /** The dead-man switch: without a beat every `interval_s` seconds (5 to 3600) the agent is killed. */
 export interface HeartbeatRequest {
   interval_s: number;
