@@ -40,6 +40,11 @@ import { IntentService } from "./modules/intents/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
 import { OrderRepository, type OrderRow } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
+import { FillStore } from "./db/fill-store.ts";
+import { ActorVenueReportSink } from "./modules/orders/venue-report-sink.ts";
+import { PositionService } from "./modules/positions/service.ts";
+import { positionsModule } from "./modules/positions/index.ts";
+import { PaperVenue } from "./venues/paper/paper-venue.ts";
 import { toOrderModel } from "./modules/orders/order-view.ts";
 import { eventsModule } from "./modules/events/index.ts";
 import { EventStreamService } from "./modules/events/service.ts";
@@ -75,6 +80,11 @@ export interface Services {
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
   orderRepo: OrderRepository;
+  /** Fills reported by the sources of the venue's truth (src/db/fill-store.ts). */
+  fills: FillStore;
+  /** Where the sources of the venue's truth hand their reports: `venueReports.report(r)`. */
+  venueReports: ActorVenueReportSink;
+  positions: PositionService;
   intents: IntentService;
   orders: OrderService;
   kill: KillService;
@@ -130,9 +140,14 @@ export function createServices(parts: {
     orderEvent,
     onEvents,
   });
+  const fills = new FillStore(database.db, orderEvent, () => new Date(clock.now()));
   // The actors' order path: the store, the venue and the credentials, as the ports they define.
   agents.connect({
     orders: orderRepo,
+    fills: {
+      applyFill: (id, f, decide) => fills.applyFill(id, f, decide),
+      revertFill: (id, ref, decide) => fills.revertFill(id, ref, decide),
+    },
     venue,
     credentials,
     config: {
@@ -158,8 +173,11 @@ export function createServices(parts: {
       error: (message, fields) => logger.error(message, fields),
     },
   });
+  // Where the sources of the venue's truth hand their reports (the chain, the user channel, the paper venue).
+  const venueReports = new ActorVenueReportSink({ fills, agents, logger });
+  if (venue instanceof PaperVenue) venue.reportTo(venueReports);
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
-  const orders = new OrderService({ agents, repo: orderRepo, logger });
+  const orders = new OrderService({ agents, repo: orderRepo, logger, fills });
   const idempotencyStore = new IdempotencyStore(database.db);
   const kill = new KillService({
     db: database.db,
@@ -189,6 +207,9 @@ export function createServices(parts: {
     idempotency: idempotencyStore,
     rateLimiter,
     orderRepo,
+    fills,
+    venueReports,
+    positions: new PositionService({ fills, agents, venue, timeoutMs: config.venueTimeoutMs }),
     intents: new IntentService({ agents, clock }),
     orders,
     decisions: new DecisionService(database.db, clock),
@@ -274,6 +295,7 @@ export function createApp(services: Services): App {
     .use(paymentsModule({ payments: services.payments, auth }))
     .use(decisionsModule({ decisions: services.decisions, auth }))
     .use(exposureModule({ exposure: services.exposure, auth }))
+    .use(positionsModule({ positions: services.positions, auth }))
     .use(eventsModule({ events: services.events, auth }))
     .use(dashboardModule());
 
