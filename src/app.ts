@@ -62,6 +62,7 @@ import { createMetrics, type ServiceMetrics } from "./observability/metrics.ts";
 import type { Venue } from "./venues/venue.ts";
 import type { Limits } from "./risk/limits.ts";
 import type { AgentLimits } from "./modules/agents/agent-store.ts";
+import type { PositionBalanceReader } from "../actors/ports.ts";
 
 export interface Services {
   config: Config;
@@ -109,8 +110,13 @@ export function createServices(parts: {
   clock?: Clock;
   /** The limits a new agent starts with (default: DEFAULT_LIMITS, docs/api.md#limits); tests set their own. */
   defaultLimits?: Limits;
+  /**
+   * The wallets' on-chain balances of outcome tokens (the chain source wires it: the Conditional Tokens
+   * contract's balanceOf); absent, what an agent holds comes from its fills alone.
+   */
+  balances?: PositionBalanceReader;
 }): Services {
-  const { config, database, venue, logger, defaultLimits, ...rest } = parts;
+  const { config, database, venue, logger, defaultLimits, balances, ...rest } = parts;
   const clock = parts.clock ?? systemClock;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
@@ -148,6 +154,7 @@ export function createServices(parts: {
       applyFill: (id, f, decide) => fills.applyFill(id, f, decide),
       revertFill: (id, ref, decide) => fills.revertFill(id, ref, decide),
     },
+    ...(balances ? { balances } : {}),
     venue,
     credentials,
     config: {
