@@ -316,6 +316,10 @@ export interface Order {
   unsigned_order?: UnsignedOrder;
   /** With `unsigned_order`: when the order expires unsigned. */
   signature_deadline?: string | null;
+  /** `getOrder` only: shares filled, from the fills reported. */
+  filled_shares?: number;
+  /** `getOrder` only: every fill reported, each counted once whatever reported it. */
+  fills?: Fill[];
   [extra: string]: unknown;
 }
 export interface ListOrdersQuery extends PageQuery {
@@ -445,3 +449,39 @@ export type BreakerEvent = EventBase<
 export type KillEvent = EventBase<"kill", KillAnswer & { reason?: string | null }>;
 export type BrokerEvent = OrderEvent | RiskRejectedEvent | BreakerEvent | KillEvent;
 export type BrokerEventType = BrokerEvent["type"];
+
+// ---------------------------------------------------------------- fills and positions
+
+/** One fill of an order (amounts as exact decimal strings). `failed`: taken back, counts for nothing. */
+export interface Fill {
+  price: string;
+  shares: string;
+  usdc: string;
+  fee: string;
+  source: "chain" | "user_channel" | "rest" | "paper" | string;
+  sources: string[];
+  trade_id: string | null;
+  tx_hash: string | null;
+  log_index: number | null;
+  status: "matched" | "mined" | "confirmed" | "retrying" | "failed" | string;
+  at: string;
+}
+
+/** An agent's position in one outcome token, from its fills (amounts as exact decimal strings). */
+export interface Position {
+  token_id: string;
+  market_id: string;
+  condition_id: string;
+  shares: string;
+  avg_price: string;
+  cost_usdc: string;
+  realized_pnl_usdc: string;
+  /** The book's mid; null when the venue has no book. */
+  mark_price: string | null;
+  unrealized_pnl_usdc: string | null;
+}
+
+export interface Positions {
+  agent_id: string;
+  positions: Position[];
+}

@@ -13,6 +13,7 @@ const state = {
   agents: [],
   markets: new Map(),
   exposures: new Map(),
+  positions: new Map(),
   killResults: new Map(),
   killing: new Set(),
   orders: [],
@@ -195,7 +196,9 @@ const LOADERS = {
     await Promise.all(
       agents.map(async (a) => {
         try {
-          state.exposures.set(a.id, await api.exposure(a.id));
+          const [exposure, positions] = await Promise.all([api.exposure(a.id), api.positions(a.id)]);
+          state.exposures.set(a.id, exposure);
+          state.positions.set(a.id, positions);
         } catch (e) {
           if (!(e instanceof ApiError && e.status === 404)) throw e;
         }
@@ -246,10 +249,11 @@ const LOADERS = {
 
 function renderAgents() {
   const el = $("agents-list");
-  const data = [state.agents, [...state.exposures], [...state.killResults], [...state.killing], state.markets.size];
+  const data = [state.agents, [...state.exposures], [...state.positions], [...state.killResults], [...state.killing], state.markets.size];
   render(el, data, () =>
     agentCards(state.agents, {
       exposures: state.exposures,
+      positions: state.positions,
       killResults: state.killResults,
       killing: state.killing,
       marketName,
