@@ -48,6 +48,9 @@ function positionsList(positions, marketName) {
   if (!held.length) return h("p", { class: "muted", dataset: { testid: "positions" } }, "No positions.");
   const pnl = (v) => (v === null ? "—" : h("span", { class: v.startsWith("-") ? "pnl neg" : "pnl" }, v));
   return h(
+    "div",
+    { class: "scroll-x" },
+    h(
     "table",
     { class: "mini", dataset: { testid: "positions" } },
     h("caption", {}, "Positions (from fills)"),
@@ -80,6 +83,7 @@ function positionsList(positions, marketName) {
           h("td", { class: "num" }, pnl(p.unrealized_pnl_usdc)),
         ),
       ),
+    ),
     ),
   );
 }
