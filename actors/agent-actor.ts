@@ -375,7 +375,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       market_exposure_usdc_units: this.exposure.get(conditionId) ?? 0n,
     };
     // The shares a sell may hand over: only where fills are followed (the service's order path).
-    if (tokenId !== undefined && this.ports?.fills) {
+    if (tokenId !== undefined && this.ports?.fills && this.ports.config.checkPositions) {
       const pos = this.positionOf(tokenId);
       state.position = { held_shares_units: pos.heldUnits, offered_shares_units: pos.offeredUnits };
     }

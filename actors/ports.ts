@@ -362,5 +362,11 @@ export interface OrderPorts<R extends StoredOrder = StoredOrder> {
     venueTimeoutMs: number;
     /** How long an order above approval_threshold_usdc waits for a person (default 3600 s). */
     approvalTtlS?: number;
+    /**
+     * Whether every fill of this venue reaches the actor (the paper venue in-process, or a source of the
+     * venue's truth: the chain, the user channel), so the shares held are known and a sell of more fails
+     * `insufficient_position`. Off (default): sells are not checked against positions.
+     */
+    checkPositions?: boolean;
   };
 }

@@ -115,8 +115,14 @@ export function createServices(parts: {
    * contract's balanceOf); absent, what an agent holds comes from its fills alone.
    */
   balances?: PositionBalanceReader;
+  /**
+   * Set when a source of the venue's truth (the chain, the user channel) reports every fill to the
+   * sink: sells are then checked against positions (`insufficient_position`). The paper venue reports
+   * its own fills in-process, so it is on for it always.
+   */
+  fillSources?: boolean;
 }): Services {
-  const { config, database, venue, logger, defaultLimits, balances, ...rest } = parts;
+  const { config, database, venue, logger, defaultLimits, balances, fillSources, ...rest } = parts;
   const clock = parts.clock ?? systemClock;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
@@ -163,6 +169,7 @@ export function createServices(parts: {
       signatureTtlS: config.signatureTtlS,
       venueTimeoutMs: config.venueTimeoutMs,
       approvalTtlS: config.approvalTtlS,
+      checkPositions: venue instanceof PaperVenue || fillSources === true || balances !== undefined,
     },
     observer: {
       verdict(v) {
