@@ -76,7 +76,16 @@ export async function applyVenueReport<L extends ActorLimits, R extends StoredOr
     if (!to) return refused(row.status, event);
     if (to === row.status) return "repeat";
     const reason = r.kind === "cancelled" ? `cancelled at the venue (${r.source})` : r.kind === "expired" ? `expired at the venue (${r.source})` : `resting at the venue (${r.source})`;
-    const moved = await p.orders.transition(orderId, fromStatuses(event, to).filter((s) => s === row.status), to, reason);
+    // What the venue says was matched in all (shares), at the order's limit price, when it is more
+    // than the fills reported: kept (a cancel never gives back traded volume).
+    let patch: { filledUnits?: bigint } = {};
+    if (r.kind !== "placed" && r.sizeMatchedUnits !== undefined && r.sizeMatchedUnits > 0n && row.typedData) {
+      const m = row.typedData.message;
+      const whole = orderSharesUnits(m);
+      const notional = BigInt(m.side === 0 ? m.makerAmount : m.takerAmount);
+      if (whole > 0n) patch = { filledUnits: (r.sizeMatchedUnits * notional) / whole };
+    }
+    const moved = await p.orders.transition(orderId, fromStatuses(event, to).filter((s) => s === row.status), to, reason, patch);
     const now = moved ?? (await p.orders.get(orderId));
     if (now) actor.apply(orderId, { status: now.status, venueOrderId: now.venueOrderId, filledUnits: now.filledUnits });
     return moved ? "applied" : "repeat";

@@ -178,6 +178,13 @@ describeEachDatabase("venue reports through the sink", (_kind, database) => {
     expect(await sink().deliver({ kind: "expired", ref: { orderHash: other.order_hash }, source: "user_channel", at: new Date() })).toBe("applied");
     expect((await getOrder(t, tr.key, other.order_id)).status).toBe("expired");
     expect((await getAgent(t, tr)).daily_volume.used_usdc).toBe(2.35);
+    // A cancel that says 5 shares had matched, with no fill reported: the 5 × 0.47 keep counting.
+    const third = await openOrder(tr);
+    expect(await sink().deliver({ kind: "cancelled", ref: { orderHash: third.order_hash }, source: "rest", sizeMatchedUnits: 5_000_000n, at: new Date() })).toBe("applied");
+    expect(await getOrder(t, tr.key, third.order_id)).toMatchObject({ status: "cancelled", filled_usdc: 2.35 });
+    expect((await getAgent(t, tr)).daily_volume.used_usdc).toBe(4.7);
+    // A second cancel of it is not allowed by the table (cancelled → cancelled): ignored.
+    expect(await sink().deliver({ kind: "cancelled", ref: { orderHash: third.order_hash }, source: "user_channel", at: new Date() })).toBe("refused");
   });
 
   test("the paper venue reports in-process: X's resting buy filled by Y's sell is filled", async () => {
