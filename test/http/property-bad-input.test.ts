@@ -277,6 +277,7 @@ function routes(): Route[] {
       query: { agent_id: fc.constantFrom(A.agent, B.agent, "x"), hours: fc.integer({ min: -1, max: 200 }), days: fc.integer({ min: -1, max: 40 }) },
     }),
     plainRoute("GET", "/v1/agents/:id/exposure", { readOnly: true, id: agentId }),
+    plainRoute("GET", "/v1/agents/:id/positions", { readOnly: true, id: agentId }),
     plainRoute("GET", "/v1/events", { readOnly: true, query: { agent_id: fc.constantFrom(A.agent, B.agent, "x"), after: fc.constantFrom("0", "-1", "1e3", "99999999999999999") } }),
     plainRoute("GET", "/dashboard", { readOnly: true }),
     plainRoute("GET", "/dashboard/", { readOnly: true }),
@@ -292,7 +293,7 @@ const ROUTE_NAMES = [
   "PUT /v1/agents/:id/heartbeat", "DELETE /v1/agents/:id/heartbeat", "POST /v1/agents/:id/heartbeat",
   "POST /v1/orders/:id/approve", "POST /v1/orders/:id/reject",
   "GET /docs/api", "GET /v1/payments", "GET /v1/risk/decisions", "GET /v1/risk/summary", "GET /v1/agents/:id/exposure", "GET /v1/events",
-  "GET /dashboard", "GET /dashboard/", "GET /dashboard/*",
+  "GET /v1/agents/:id/positions", "GET /dashboard", "GET /dashboard/", "GET /dashboard/*",
 ];
 
 // ------------------------------------------------------------------ state and checks
