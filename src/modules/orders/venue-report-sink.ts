@@ -29,7 +29,7 @@ export class ActorVenueReportSink implements VenueReportSink {
 
   /** Delivers one report and resolves what the actor made of it (tests and sources that want to know). */
   deliver(r: VenueReport): Promise<DeliveryResult> {
-    const key = r.ref.orderHash?.toLowerCase() ?? r.ref.venueOrderId ?? "";
+    const key = (r.ref.orderHash ?? r.ref.venueOrderId ?? "").toLowerCase();
     const previous = this.chains.get(key) ?? Promise.resolve<DeliveryResult>("applied");
     const run = previous.then(() => this.deliverNow(r));
     this.chains.set(key, run);
