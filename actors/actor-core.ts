@@ -29,7 +29,7 @@ export interface ActorCore<L extends ActorLimits, R extends StoredOrder> {
   currentBreaker(now: number): BreakerState;
   openInflight(orderId: string): (outcome: VenueOutcome) => Promise<void>;
   reserve<V extends { approved: boolean }>(req: ReserveRequest<V>): Promise<ReserveResult<V>>;
-  evaluateOnly<V>(conditionId: string, evaluate: (state: RiskState) => V, fingerprint?: string): Promise<V>;
+  evaluateOnly<V>(conditionId: string, evaluate: (state: RiskState) => V, fingerprint?: string, tokenId?: string): Promise<V>;
   finishPlacement(orderId: string): ((outcome: VenueOutcome) => Promise<void>) | undefined;
   mayPlace(): Promise<boolean>;
   isInflight(orderId: string): boolean;
@@ -38,5 +38,7 @@ export interface ActorCore<L extends ActorLimits, R extends StoredOrder> {
   recordVenueResult(ok: boolean): Promise<void>;
   transition(orderId: string, patch: OrderPatch): Promise<void>;
   expire(orderId: string, phase?: "awaiting_signature" | "pending_approval"): Promise<boolean>;
+  /** Follows a stored fill (or one taken back): the order's counts and the shares held. */
+  recordFill(before: R, after: R, deltaShares: bigint, filledShares: bigint): void;
   addLateFill(order: Pick<TrackedOrder, "tradingDay" | "conditionId" | "side">, filledUnits: bigint): Promise<void>;
 }

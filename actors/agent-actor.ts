@@ -11,6 +11,7 @@
  * state through ActorCore (actor-core.ts); the bookkeeping is pure functions (order-counts.ts,
  * runaway-guard.ts, venue-outcome.ts).
  */
+import { fromStatuses, orderSharesUnits } from "../src/domain/order-lifecycle.ts";
 import pLimit from "p-limit";
 import { type Clock, systemClock } from "../src/domain/clock.ts";
 import { ACTIVE_STATUSES, type BreakerReason, HALT_REASONS, type OrderStatus } from "../src/domain/order-status.ts";
@@ -52,6 +53,8 @@ import { runIntent } from "./run-intent.ts";
 import { runSubmitSigned } from "./run-submit-signed.ts";
 import { approvedLastMinute, countRunawayRefusal, isRunawayRefusal, staleApprovals } from "./runaway-guard.ts";
 import { settleLateFills } from "./settle-late-fills.ts";
+import { applyVenueReport, type ReportResult } from "./apply-venue-report.ts";
+import type { VenueReport } from "../src/domain/venue-report.ts";
 import { outcomePatch, type VenueOutcome } from "./venue-outcome.ts";
 
 export interface AgentView<L> {
@@ -93,6 +96,8 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   readonly active = new Map<string, TrackedOrder>();
   private readonly daily = new Map<string, bigint>();
   private readonly exposure = new Map<string, bigint>();
+  /** Shares held per outcome token, from the fills reported (buys less sells). */
+  private readonly held = new Map<string, bigint>();
   /** The daily volume and exposure tallies together, for the bookkeeping functions (order-counts.ts). */
   private readonly counts: OrderCounts = { daily: this.daily, exposure: this.exposure };
   private lastTimestampMs: number;
@@ -136,6 +141,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     for (const o of snapshot.activeOrders) this.active.set(o.id, { ...o });
     for (const [day, units] of Object.entries(snapshot.dailyUsedUnits)) this.daily.set(day, units);
     for (const [cond, units] of Object.entries(snapshot.exposureUnits)) this.exposure.set(cond, units);
+    for (const [token, units] of Object.entries(snapshot.heldShares ?? {})) this.held.set(token, units);
     this.lastTimestampMs = snapshot.lastOrderTimestampMs;
     this.heartbeat = snapshot.heartbeat ?? null;
     this.approvals = [...(snapshot.recentApprovals ?? [])].sort((a, b) => a.at - b.at);
@@ -255,7 +261,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       if (this.retired) throw new AgentRetiredError(this._profile.id);
       const now = this.clock.now();
       const day = utcDay(now);
-      const verdict = req.evaluate(this.riskState(now, req.order.conditionId, req.fingerprint));
+      const verdict = req.evaluate(this.riskState(now, req.order.conditionId, req.fingerprint, req.order.tokenId));
       if (!verdict.approved) {
         if (req.fingerprint !== undefined) await this.countRunawayRefusal(now, verdict);
         return { verdict, approved: false as const };
@@ -358,17 +364,22 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   }
 
   /** Runs the risk evaluation against the current state without reserving anything (dry run). */
-  evaluateOnly<V>(conditionId: string, evaluate: (state: RiskState) => V, fingerprint?: string): Promise<V> {
-    return this.mailbox.send(() => evaluate(this.riskState(this.clock.now(), conditionId, fingerprint)));
+  evaluateOnly<V>(conditionId: string, evaluate: (state: RiskState) => V, fingerprint?: string, tokenId?: string): Promise<V> {
+    return this.mailbox.send(() => evaluate(this.riskState(this.clock.now(), conditionId, fingerprint, tokenId)));
   }
 
-  private riskState(now: number, conditionId: string, fingerprint?: string): RiskState {
+  private riskState(now: number, conditionId: string, fingerprint?: string, tokenId?: string): RiskState {
     const breaker = this.currentBreaker(now);
     const state: RiskState = {
       breaker: { tripped: breaker.state === "tripped", reason: breaker.reason },
       daily_used_usdc_units: this.daily.get(utcDay(now)) ?? 0n,
       market_exposure_usdc_units: this.exposure.get(conditionId) ?? 0n,
     };
+    // The shares a sell may hand over: only where fills are followed (the service's order path).
+    if (tokenId !== undefined && this.ports?.fills && this.ports.config.checkPositions) {
+      const pos = this.positionOf(tokenId);
+      state.position = { held_shares_units: pos.heldUnits, offered_shares_units: pos.offeredUnits };
+    }
     if (fingerprint === undefined) return state;
     this.pruneApprovals(now);
     const last = this.lastApproval.get(fingerprint);
@@ -596,7 +607,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       if (o && o.status !== phase) return false;
       if (phase === "pending_approval" && o?.approvalDeadline && this.clock.now() < o.approvalDeadline.getTime()) return false;
       const reason = phase === "pending_approval" ? "approval deadline passed: nobody approved it in time" : "signature deadline passed";
-      const moved = await p.orders.transition(orderId, [phase], "expired", reason);
+      const moved = await p.orders.transition(orderId, fromStatuses(phase === "pending_approval" ? "approval_expired" : "signature_expired"), "expired", reason);
       if (moved) this.apply(orderId, { status: "expired" });
       return moved !== null;
     });
@@ -722,6 +733,44 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   }
 
 
+  // ---------------------------------------------------------------- the venue's truth
+
+  /**
+   * A report of a source of the venue's truth about one of this agent's orders (delivered by the venue
+   * report sink): applied through the order lifecycle table, or logged and ignored (apply-venue-report.ts).
+   */
+  venueReport(orderId: string, report: VenueReport): Promise<ReportResult> {
+    return applyVenueReport(this, orderId, report);
+  }
+
+  /** @internal (ActorCore) Follows a stored fill (or one taken back): the order's counts and the shares held. */
+  recordFill(before: R, after: R, deltaShares: bigint, filledShares: bigint): void {
+    const tracked = this.active.get(after.id);
+    if (tracked) {
+      this.apply(after.id, { status: after.status, venueOrderId: after.venueOrderId, filledUnits: after.filledUnits });
+      const still = this.active.get(after.id);
+      if (still) still.filledSharesUnits = filledShares;
+    } else {
+      this.addCounts(trackedOf(before), -1n);
+      const next = { ...trackedOf(after), filledSharesUnits: filledShares };
+      if (ACTIVE_STATUSES.has(after.status)) this.track(next);
+      else this.addCounts(next, 1n);
+    }
+    const token = after.typedData?.message.tokenId;
+    if (token && deltaShares !== 0n) this.held.set(token, (this.held.get(token) ?? 0n) + (after.side === "buy" ? deltaShares : -deltaShares));
+  }
+
+  /** Shares of `tokenId` held (from fills) and those already offered in open sells. */
+  positionOf(tokenId: string): { heldUnits: bigint; offeredUnits: bigint } {
+    let offered = 0n;
+    for (const o of this.active.values()) {
+      if (o.side !== "sell" || o.tokenId !== tokenId || o.sharesUnits === undefined) continue;
+      const left = o.sharesUnits - (o.filledSharesUnits ?? 0n);
+      if (left > 0n) offered += left;
+    }
+    return { heldUnits: this.held.get(tokenId) ?? 0n, offeredUnits: offered };
+  }
+
   // ---------------------------------------------------------------- registry
 
   /**
@@ -809,4 +858,23 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   private addCounts(o: TrackedOrder, sign: bigint): void {
     addCounts(this.counts, o, sign);
   }
+}
+
+/** The actor's tracking of a stored order. */
+function trackedOf(r: StoredOrder & { marketId?: string }): TrackedOrder {
+  return {
+    id: r.id,
+    mode: r.mode,
+    marketId: r.marketId ?? r.typedData?.message.tokenId ?? "",
+    conditionId: r.conditionId,
+    side: r.side,
+    notionalUnits: r.notionalUnits,
+    status: r.status,
+    tradingDay: r.tradingDay,
+    venueOrderId: r.venueOrderId,
+    signatureDeadline: r.signatureDeadline,
+    filledUnits: r.filledUnits,
+    tokenId: r.typedData?.message.tokenId,
+    sharesUnits: r.typedData ? orderSharesUnits(r.typedData.message) : undefined,
+  };
 }

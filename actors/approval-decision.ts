@@ -1,4 +1,5 @@
 /** A person's decision on an order pending approval (above approval_threshold_usdc). */
+import { fromStatuses } from "../src/domain/order-lifecycle.ts";
 import type { ActorCore } from "./actor-core.ts";
 import type { DecisionMessage, Placed, Refusal } from "./messages.ts";
 import { placeOrder } from "./place-order.ts";
@@ -13,7 +14,7 @@ export async function runApprove<L extends ActorLimits, R extends StoredOrder>(a
     if (!o || o.status !== "pending_approval") return { ok: false as const, refusal: await notPendingRefusal(actor, id) };
     const now = actor.clock.now();
     if (o.approvalDeadline && now > o.approvalDeadline.getTime()) {
-      const moved = await p.orders.transition(id, ["pending_approval"], "expired", "approval deadline passed: nobody approved it in time");
+      const moved = await p.orders.transition(id, fromStatuses("approval_expired"), "expired", "approval deadline passed: nobody approved it in time");
       if (moved) actor.apply(id, { status: "expired" });
       return { ok: false as const, refusal: { kind: "expired" as const, orderId: id, detail: `order ${id} passed its approval deadline` } };
     }
@@ -25,13 +26,13 @@ export async function runApprove<L extends ActorLimits, R extends StoredOrder>(a
     }
     if (o.mode === "payload") {
       const deadline = new Date(now + p.config.signatureTtlS * 1000);
-      const moved = await p.orders.transition(id, ["pending_approval"], "awaiting_signature", `approved by ${msg.by}${note}`, { signatureDeadline: deadline, by: msg.by });
+      const moved = await p.orders.transition(id, fromStatuses("approve_for_signature"), "awaiting_signature", `approved by ${msg.by}${note}`, { signatureDeadline: deadline, by: msg.by });
       if (!moved) return { ok: false as const, refusal: await notPendingRefusal(actor, id) };
       o.signatureDeadline = deadline;
       actor.apply(id, { status: "awaiting_signature" });
       return { ok: true as const, row: moved, finish: null };
     }
-    const moved = await p.orders.transition(id, ["pending_approval"], "submitting", `approved by ${msg.by}${note}`, { by: msg.by });
+    const moved = await p.orders.transition(id, fromStatuses("approve_for_placement"), "submitting", `approved by ${msg.by}${note}`, { by: msg.by });
     if (!moved) return { ok: false as const, refusal: await notPendingRefusal(actor, id) };
     actor.apply(id, { status: "submitting" });
     return { ok: true as const, row: moved, finish: actor.openInflight(id) };
@@ -41,7 +42,7 @@ export async function runApprove<L extends ActorLimits, R extends StoredOrder>(a
   const row = start.row;
   const message = row.typedData?.message;
   if (!message) {
-    await p.orders.transition(id, ["submitting"], "rejected", "the stored order has no message to place");
+    await p.orders.transition(id, fromStatuses("not_sent"), "rejected", "the stored order has no message to place");
     await start.finish({ kind: "rejected" });
     return { kind: "invalid_state", detail: "the stored order cannot be placed", orderId: id };
   }
@@ -61,7 +62,7 @@ export function runReject<L extends ActorLimits, R extends StoredOrder>(actor: A
     actor.mailbox.send(async (): Promise<Placed<R>> => {
       const o = actor.active.get(id);
       if (!o || o.status !== "pending_approval") return notPendingRefusal(actor, id);
-      const moved = await p.orders.transition(id, ["pending_approval"], "rejected", `rejected by ${msg.by}${note}`, { by: msg.by });
+      const moved = await p.orders.transition(id, fromStatuses("reject_by_person"), "rejected", `rejected by ${msg.by}${note}`, { by: msg.by });
       if (!moved) return notPendingRefusal(actor, id);
       actor.apply(id, { status: "rejected" });
       return { kind: "ok", order: moved };

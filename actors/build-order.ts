@@ -3,6 +3,7 @@
  * its typed data and its hash. Pure: the actor calls it inside its reservation, with the
  * timestamp it assigned.
  */
+import { getAddress } from "viem";
 import type { OrderAmounts } from "../src/domain/amounts.ts";
 import type { OrderMessage } from "../src/domain/order-message.ts";
 import type { OrderSide } from "../src/domain/order-status.ts";
@@ -31,8 +32,9 @@ export function buildOrder(args: {
   const { profile, chainId, negRisk, version, amounts } = args;
   const message: OrderMessage = {
     salt: randomSalt(),
-    maker: profile.walletAddress as `0x${string}`,
-    signer: profile.signerAddress as `0x${string}`,
+    // EIP-55 checksummed, as the official client writes them (the hash does not depend on the case).
+    maker: getAddress(profile.walletAddress),
+    signer: getAddress(profile.signerAddress),
     tokenId: args.tokenId,
     makerAmount: amounts.makerAmount.toString(),
     takerAmount: amounts.takerAmount.toString(),

@@ -1,7 +1,7 @@
+import { fromStatuses } from "../src/domain/order-lifecycle.ts";
 import type { VenueCredentials } from "../src/domain/venue-credentials.ts";
 import { filledUnitsOf } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
-import { ACTIVE_STATUS_LIST } from "../src/domain/order-status.ts";
 import type { ActorLimits, CancelOutcome, CancelRetry, KillOutcome, KillPorts, StoredOrder, TrackedOrder, VenueCancelResult } from "./ports.ts";
 
 export function buildKillPorts<L extends ActorLimits, R extends StoredOrder>(
@@ -28,7 +28,14 @@ export function buildKillPorts<L extends ActorLimits, R extends StoredOrder>(
         }
         if (!r.already) return { status: "cancelled" };
         // Nothing left to cancel: it was cancelled or it matched before the kill reached it.
-        const state = await p.venue.getOrder({ venue_order_id: venueOrderId, credentials: c }, { signal }).catch(() => null);
+        // A read that fails or is refused never means "nothing filled": the order is failed (its whole
+        // notional keeps counting, flagged for review) until a source of the venue's truth settles it.
+        const read = await p.venue.getOrder({ venue_order_id: venueOrderId, credentials: c }, { signal }).then(
+          (state) => ({ state }),
+          () => null,
+        );
+        if (!read) return { status: "failed" };
+        const state = read.state;
         if (!state) return { status: "cancelled" };
         const filledUnits = filledUnitsOf(state.filled_usdc);
         return state.status === "matched" ? { status: "filled", filledUnits: filledUnits || order.notionalUnits } : { status: "cancelled", filledUnits };
@@ -39,11 +46,19 @@ export function buildKillPorts<L extends ActorLimits, R extends StoredOrder>(
     saveOutcomes: async (outcomes) => {
       const plain = (status: KillOutcome["status"]) => outcomes.filter((o) => o.status === status && o.filledUnits === undefined).map((o) => o.orderId);
       await Promise.all([
-        p.orders.transitionMany(plain("cancelled"), [...ACTIVE_STATUS_LIST], "cancelled", label),
-        p.orders.transitionMany(plain("failed"), [...ACTIVE_STATUS_LIST], "failed", `${label}: cancellation not confirmed before the deadline`, { flaggedForReview: true }),
+        p.orders.transitionMany(plain("cancelled"), fromStatuses("kill_cancelled"), "cancelled", label),
+        p.orders.transitionMany(plain("failed"), fromStatuses("kill_failed"), "failed", `${label}: cancellation not confirmed before the deadline`, { flaggedForReview: true }),
         ...outcomes
           .filter((o) => o.filledUnits !== undefined)
-          .map((o) => p.orders.transition(o.orderId, [...ACTIVE_STATUS_LIST], o.status, label === "kill switch" ? o.reason : `${label}: ${o.status}`, { filledUnits: o.filledUnits })),
+          .map((o) =>
+            p.orders.transition(
+              o.orderId,
+              fromStatuses(o.status === "filled" ? "kill_filled" : o.status === "failed" ? "kill_failed" : "kill_cancelled"),
+              o.status,
+              label === "kill switch" ? o.reason : `${label}: ${o.status}`,
+              { filledUnits: o.filledUnits },
+            ),
+          ),
       ]);
     },
   };

@@ -1,3 +1,4 @@
+import { fromStatuses, placementEvent } from "../src/domain/order-lifecycle.ts";
 import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
 import type { Placed } from "./messages.ts";
@@ -20,7 +21,7 @@ export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
   const p = actor.requirePorts();
   if (!(await actor.mayPlace())) {
     // Halted (a kill) after the order was approved or signed: it is never sent.
-    await p.orders.transition(order.id, ["submitting"], "rejected", "the agent was halted before the order was sent");
+    await p.orders.transition(order.id, fromStatuses("not_sent"), "rejected", "the agent was halted before the order was sent");
     await finish({ kind: "rejected" });
     return { kind: "invalid_state", detail: "the agent's breaker tripped before the order was sent; nothing was placed", orderId: order.id };
   }
@@ -31,20 +32,20 @@ export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
   } catch (error) {
     done(false);
     if (!(error instanceof Error && error.name === "VenueUnavailableError")) p.observer.error("venue call failed", { order_id: order.id, error });
-    const row = await p.orders.transition(order.id, ["submitting"], "unknown", "venue did not answer in time");
+    const row = await p.orders.transition(order.id, fromStatuses("venue_timeout"), "unknown", "venue did not answer in time");
     await finish({ kind: "unknown" });
     await actor.recordVenueResult(false);
     return { kind: "venue_timeout", orderId: order.id, status: row?.status ?? "unknown" };
   }
   if (result === null) {
     done(true);
-    await p.orders.transition(order.id, ["submitting"], "rejected", "no credentials to place the order with");
+    await p.orders.transition(order.id, fromStatuses("not_sent"), "rejected", "no credentials to place the order with");
     await finish({ kind: "rejected" });
     return { kind: "invalid_state", detail: "the agent has no venue credentials; submit them again or use payload mode", orderId: order.id };
   }
   if (!result.ok) {
     done(false);
-    await p.orders.transition(order.id, ["submitting"], "rejected", `venue refused: ${result.error.slice(0, 200)}`);
+    await p.orders.transition(order.id, fromStatuses("venue_refused"), "rejected", `venue refused: ${result.error.slice(0, 200)}`);
     await finish({ kind: "rejected" });
     await actor.recordVenueResult(false);
     return { kind: "venue_rejected", error: result.error.slice(0, 500), orderId: order.id, status: "rejected" };
@@ -54,7 +55,7 @@ export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
   const status = orderStatusFor(result.status);
   if (status === "filled" && filledUnits === 0n) filledUnits = order.notionalUnits;
   const reason = status === "filled" ? "matched at the venue" : status === "cancelled" ? "not matched (fill-or-kill / fill-and-kill)" : "resting at the venue";
-  const row = await p.orders.transition(order.id, ["submitting"], status, reason, { venueOrderId: result.venue_order_id, filledUnits });
+  const row = await p.orders.transition(order.id, fromStatuses(placementEvent(status)), status, reason, { venueOrderId: result.venue_order_id, filledUnits });
   if (status === "cancelled") {
     await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status: "open", filledUnits });
     await actor.transition(order.id, { status: "cancelled", filledUnits });

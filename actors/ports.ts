@@ -77,6 +77,11 @@ export interface TrackedOrder {
   filledUnits: bigint;
   /** While pending_approval: when it expires unless a person decides first. */
   approvalDeadline?: Date | null;
+  /** The outcome token (market id) and the order's shares (6-decimal units), for the position checks. */
+  tokenId?: string;
+  sharesUnits?: bigint;
+  /** Shares filled so far, from the fills reported. */
+  filledSharesUnits?: bigint;
 }
 
 export interface AgentSnapshot<L extends ActorLimits> {
@@ -91,6 +96,8 @@ export interface AgentSnapshot<L extends ActorLimits> {
   dailyUsedUnits: Record<string, bigint>;
   /** Exposure per condition id: buys net of sells, reserved, open and filled. */
   exposureUnits: Record<string, bigint>;
+  /** Shares held per outcome token, from the fills reported (buys less sells). */
+  heldShares?: Record<string, bigint>;
   /** Last EIP-712 timestamp (ms) given to this agent's orders. */
   lastOrderTimestampMs: number;
   /** The dead-man switch, when on. */
@@ -287,9 +294,64 @@ export interface ActorObserver {
   error(message: string, fields: Record<string, unknown>): void;
 }
 
+// ---------------------------------------------------------------- fills (the venue's truth)
+
+/** One fill of an order as a source reported it (src/domain/venue-report.ts), as the fill store records it. */
+export interface FillRecordInput {
+  fillKey: string;
+  tradeId?: string;
+  txHash?: string;
+  logIndex?: number;
+  blockNumber?: bigint;
+  source: string;
+  price: string;
+  sharesUnits: bigint;
+  usdcUnits: bigint;
+  feeUnits: bigint;
+  status: "matched" | "mined" | "confirmed" | "retrying";
+  at: Date;
+}
+
+/** What an order's counted fills add up to (6-decimal units; fills taken back count for nothing). */
+export interface FillTotals {
+  sharesUnits: bigint;
+  usdcUnits: bigint;
+}
+
+export type FillOutcome<R> =
+  | { kind: "applied"; before: R; row: R; changed: boolean; totals: FillTotals; beforeTotals: FillTotals }
+  | { kind: "refused"; status: OrderStatus }
+  | { kind: "not_found" };
+
+/**
+ * Where fills are stored, each with its order's change in one transaction. `decide` is the actor's
+ * lifecycle decision from the order as stored and its totals after the change; null writes nothing.
+ */
+export interface FillPort<R extends StoredOrder = StoredOrder> {
+  applyFill(orderId: string, fill: FillRecordInput, decide: (order: R, totals: FillTotals) => { to: OrderStatus; reason: string } | null): Promise<FillOutcome<R>>;
+  revertFill(
+    orderId: string,
+    ref: { fillKey: string; tradeId?: string; txHash?: string; logIndex?: number },
+    decide: (order: R, totals: FillTotals) => { to: OrderStatus; reason: string } | null,
+  ): Promise<FillOutcome<R>>;
+}
+
+/**
+ * Reads a wallet's balance of an outcome token on the chain (the Conditional Tokens contract's
+ * `balanceOf`), in 6-decimal share units; null when the source is off or does not answer. A sell may
+ * hand over that many shares when it is more than the fills say (shares bought elsewhere).
+ */
+export interface PositionBalanceReader {
+  heldShares(wallet: string, tokenId: string, opts?: { signal?: AbortSignal }): Promise<bigint | null>;
+}
+
 /** Everything the order path needs besides the agent's own state. */
 export interface OrderPorts<R extends StoredOrder = StoredOrder> {
   orders: OrderStore<R>;
+  /** Fills reported by the sources of the venue's truth; absent, venue reports are ignored. */
+  fills?: FillPort<R>;
+  /** The wallet's on-chain balance of an outcome token (the chain source wires it); absent: positions come from fills alone. */
+  balances?: PositionBalanceReader;
   venue: VenuePort;
   credentials: CredentialPort;
   observer: ActorObserver;
@@ -300,5 +362,11 @@ export interface OrderPorts<R extends StoredOrder = StoredOrder> {
     venueTimeoutMs: number;
     /** How long an order above approval_threshold_usdc waits for a person (default 3600 s). */
     approvalTtlS?: number;
+    /**
+     * Whether every fill of this venue reaches the actor (the paper venue in-process, or a source of the
+     * venue's truth: the chain, the user channel), so the shares held are known and a sell of more fails
+     * `insufficient_position`. Off (default): sells are not checked against positions.
+     */
+    checkPositions?: boolean;
   };
 }

@@ -1,3 +1,4 @@
+import { fromStatuses } from "../src/domain/order-lifecycle.ts";
 import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
 import type { ReconcileResult } from "./messages.ts";
@@ -37,7 +38,7 @@ export async function reconcileCancel<L extends ActorLimits, R extends StoredOrd
   }
   const { moved } =
     to === "filled"
-      ? await settleOrder(actor, row.id, ["open"], "filled", "matched at the venue before the cancellation", { filledUnits: filledUnits || row.notionalUnits })
-      : await settleOrder(actor, row.id, ["open"], "cancelled", "cancelled by the client (settled by reconciliation with the venue)", { filledUnits });
+      ? await settleOrder(actor, row.id, fromStatuses("cancel_settled_filled"), "filled", "matched at the venue before the cancellation", { filledUnits: filledUnits || row.notionalUnits })
+      : await settleOrder(actor, row.id, fromStatuses("cancel_settled"), "cancelled", "cancelled by the client (settled by reconciliation with the venue)", { filledUnits });
   return moved ? "settled" : "skipped";
 }

@@ -1,3 +1,4 @@
+import { fromStatuses, reconcileEvent } from "../src/domain/order-lifecycle.ts";
 import type { OrderStatus } from "../src/domain/order-status.ts";
 import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
@@ -17,6 +18,6 @@ export async function reconcileOrder<L extends ActorLimits, R extends StoredOrde
   const { state } = read;
   const to: OrderStatus = state ? orderStatusFor(state.status) : "rejected";
   const reason = state ? `reconciled with the venue (${state.status})` : "reconciled: the venue has no such order";
-  const { moved } = await settleOrder(actor, row.id, ["submitting", "unknown"], to, reason, state ? { venueOrderId: state.venue_order_id, filledUnits: filledUnitsOf(state.filled_usdc) } : {});
+  const { moved } = await settleOrder(actor, row.id, fromStatuses(reconcileEvent(to)), to, reason, state ? { venueOrderId: state.venue_order_id, filledUnits: filledUnitsOf(state.filled_usdc) } : {});
   return moved ? "settled" : "skipped";
 }

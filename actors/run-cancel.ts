@@ -4,6 +4,7 @@
  * row's update leaves an order reconciliation settles (reconcile-cancel.ts); the marker is cleared
  * when the venue answered that it did not cancel.
  */
+import { fromStatuses } from "../src/domain/order-lifecycle.ts";
 import { filledUnitsOf } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
 import { LOCAL_STATUSES } from "./local-statuses.ts";
@@ -33,7 +34,7 @@ export async function runCancel<L extends ActorLimits, R extends StoredOrder>(ac
   if ((row.status === "open" || row.status === "unknown") && venueOrderId) {
     const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
     // The database is written before the venue is called.
-    const marked = await p.orders.markCancelRequested(row.id, ["open", "unknown"]);
+    const marked = await p.orders.markCancelRequested(row.id, fromStatuses("cancel_confirmed"));
     if (!marked) {
       const now = await p.orders.get(row.id);
       return { kind: "invalid_state", detail: `an order that is ${now?.status} cannot be cancelled`, status: now?.status };
@@ -67,26 +68,39 @@ export async function runCancel<L extends ActorLimits, R extends StoredOrder>(ac
     }
     // A venue confirms an order that already filled as "done" too: read what it holds, so a
     // fill is recorded as a fill (and keeps counting against the limits), not as a cancellation.
-    const state = await readVenueOrder(actor, row.agentId, venueOrderId);
+    // A read that fails or is refused (a payload agent's cancel with the owner's venue_auth: the
+    // service holds no credentials to read with) leaves the order `unknown`, never "nothing filled":
+    // its whole notional keeps counting until a source of the venue's truth settles it.
+    const read = await readVenueOrder(actor, row.agentId, venueOrderId);
+    if (read === "unreadable") {
+      const { row: now } = await settleOrder(actor, row.id, fromStatuses("cancel_unreadable"), "unknown", "cancelled at the venue; what had filled could not be read");
+      return now ? { kind: "ok", order: now } : { kind: "invalid_state", detail: "the order was settled meanwhile" };
+    }
+    const state = read.state;
     const filledUnits = state ? filledUnitsOf(state.filled_usdc) : undefined;
     if (state?.status === "matched") {
-      await settleOrder(actor, row.id, ["open", "unknown"], "filled", "matched at the venue before the cancellation", { filledUnits: filledUnits || row.notionalUnits });
+      await settleOrder(actor, row.id, fromStatuses("cancel_found_filled"), "filled", "matched at the venue before the cancellation", { filledUnits: filledUnits || row.notionalUnits });
       return { kind: "invalid_state", detail: "the order filled at the venue before it could be cancelled", status: "filled" };
     }
-    const { row: done } = await settleOrder(actor, row.id, ["open", "unknown"], "cancelled", "cancelled by the client", filledUnits !== undefined ? { filledUnits } : {});
+    const { row: done } = await settleOrder(actor, row.id, fromStatuses("cancel_confirmed"), "cancelled", "cancelled by the client", filledUnits !== undefined ? { filledUnits } : {});
     return { kind: "ok", order: done! };
   }
   return { kind: "invalid_state", detail: `an order that is ${row.status} cannot be cancelled`, status: row.status };
 }
 
-/** The venue's state of an order, or null when it cannot be read (best effort). */
-async function readVenueOrder<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, agentId: string, venueOrderId: string): Promise<VenueOrderView | null> {
+/** The venue's state of an order (null: the venue has no such order), or "unreadable" when the read failed or was refused. */
+async function readVenueOrder<L extends ActorLimits, R extends StoredOrder>(
+  actor: ActorCore<L, R>,
+  agentId: string,
+  venueOrderId: string,
+): Promise<{ state: VenueOrderView | null } | "unreadable"> {
   const p = actor.requirePorts();
   try {
-    return await p.credentials.withAgentCredentialsOrNone(agentId, (credentials) =>
+    const state = await p.credentials.withAgentCredentialsOrNone(agentId, (credentials) =>
       p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
     );
+    return { state };
   } catch {
-    return null;
+    return "unreadable";
   }
 }

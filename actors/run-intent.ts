@@ -16,8 +16,14 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
   const p = actor.requirePorts();
   let market: Market | null;
   let book: OrderBook | null;
+  // A sell may hand over the wallet's on-chain shares when they are more than the fills say.
+  const onChain =
+    msg.side === "sell" && p.balances
+      ? p.balances.heldShares(actor.profile.walletAddress, msg.marketId, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }).catch(() => null)
+      : Promise.resolve(null);
+  let chainHeld: bigint | null = null;
   try {
-    [market, book] = await Promise.all([p.venue.getMarketByToken(msg.marketId), p.venue.getBook(msg.marketId)]);
+    [market, book, chainHeld] = await Promise.all([p.venue.getMarketByToken(msg.marketId), p.venue.getBook(msg.marketId), onChain]);
   } catch {
     return { kind: "venue_unavailable", detail: "the venue could not be reached for the market and its book; nothing was created, try again" };
   }
@@ -29,6 +35,7 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
   }
   const intent = { market_id: msg.marketId, side: msg.side, size_usdc: msg.sizeUsdc, price: msg.price, probability: msg.probability };
   const evaluate = (state: RiskState): RiskResult => {
+    if (state.position && chainHeld !== null && chainHeld > state.position.held_shares_units) state = { ...state, position: { ...state.position, held_shares_units: chainHeld } };
     const verdict = evaluateRisk({ intent, limits: actor.limits as unknown as Limits, state, market, book, now_ms: actor.clock.now() });
     if (verdict.approved && !amounts) {
       // Defensive: an order the venue cannot express is never approved.
@@ -44,7 +51,7 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
   // The duplicate guard's key: the same market, side, size and price (exact units and decimal text).
   const fingerprint = `${msg.marketId}|${msg.side}|${msg.sizeUnits}|${msg.priceText}`;
   if (msg.dryRun) {
-    const verdict = await actor.evaluateOnly(conditionId, evaluate, fingerprint);
+    const verdict = await actor.evaluateOnly(conditionId, evaluate, fingerprint, msg.marketId);
     p.observer.verdict(verdict);
     return { kind: "dry_run", verdict };
   }
@@ -78,6 +85,8 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
       status: mode === "payload" ? "awaiting_signature" : "submitting",
       venueOrderId: null,
       signatureDeadline,
+      tokenId: msg.marketId,
+      sharesUnits: amounts ? (msg.side === "buy" ? amounts.takerAmount : amounts.makerAmount) : undefined,
     },
     evaluate,
     fingerprint,

@@ -1,4 +1,5 @@
 /** The submit-signed message (payload mode): the signature over the stored order, then the venue. */
+import { fromStatuses } from "../src/domain/order-lifecycle.ts";
 import { verifySignedOrder } from "../src/eip712/verify-signed-order.ts";
 import type { ActorCore } from "./actor-core.ts";
 import type { Placed, SubmitSignedMessage } from "./messages.ts";
@@ -38,11 +39,11 @@ export async function runSubmitSigned<L extends ActorLimits, R extends StoredOrd
     if (order.status !== "awaiting_signature") return { ok: false as const, reason: "invalid_state" as const, status: order.status };
     if (actor.currentBreaker(now).state === "tripped") return { ok: false as const, reason: "halted" as const };
     if (order.signatureDeadline && now > order.signatureDeadline.getTime()) {
-      await p.orders.transition(row.id, ["awaiting_signature"], "expired", "signature deadline passed");
+      await p.orders.transition(row.id, fromStatuses("signature_expired"), "expired", "signature deadline passed");
       actor.apply(order.id, { status: "expired" });
       return { ok: false as const, reason: "expired" as const };
     }
-    const moved = await p.orders.transition(row.id, ["awaiting_signature"], "submitting", "signature verified");
+    const moved = await p.orders.transition(row.id, fromStatuses("signature_verified"), "submitting", "signature verified");
     if (!moved) {
       const stored = await p.orders.get(row.id);
       actor.apply(row.id, { status: stored?.status ?? "expired" });

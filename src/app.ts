@@ -42,6 +42,11 @@ import { IntentService } from "./modules/intents/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
 import { OrderRepository, type OrderRow } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
+import { FillStore } from "./db/fill-store.ts";
+import { ActorVenueReportSink } from "./modules/orders/venue-report-sink.ts";
+import { PositionService } from "./modules/positions/service.ts";
+import { positionsModule } from "./modules/positions/index.ts";
+import { PaperVenue } from "./venues/paper/paper-venue.ts";
 import { toOrderModel } from "./modules/orders/order-view.ts";
 import { eventsModule } from "./modules/events/index.ts";
 import { EventStreamService } from "./modules/events/service.ts";
@@ -62,6 +67,7 @@ import { createMetrics, type ServiceMetrics } from "./observability/metrics.ts";
 import type { Venue } from "./venues/venue.ts";
 import type { Limits } from "./risk/limits.ts";
 import type { AgentLimits } from "./modules/agents/agent-store.ts";
+import type { PositionBalanceReader } from "../actors/ports.ts";
 
 export interface Services {
   config: Config;
@@ -80,6 +86,11 @@ export interface Services {
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
   orderRepo: OrderRepository;
+  /** Fills reported by the sources of the venue's truth (src/db/fill-store.ts). */
+  fills: FillStore;
+  /** Where the sources of the venue's truth hand their reports: `venueReports.report(r)`. */
+  venueReports: ActorVenueReportSink;
+  positions: PositionService;
   intents: IntentService;
   orders: OrderService;
   kill: KillService;
@@ -109,11 +120,33 @@ export function createServices(parts: {
   clock?: Clock;
   /** The limits a new agent starts with (default: DEFAULT_LIMITS, docs/api.md#limits); tests set their own. */
   defaultLimits?: Limits;
-  /** Where the chain source (and the other sources of the venue's truth) hand their reports. */
+  /** Where the chain source (and the other sources of the venue's truth) hand their reports; default: the actors' sink. */
   venueReports?: VenueReportSink;
+  /**
+   * The wallets' on-chain balances of outcome tokens (the chain source wires it: the Conditional Tokens
+   * contract's balanceOf); absent, what an agent holds comes from its fills alone.
+   */
+  balances?: PositionBalanceReader;
+  /**
+   * Set when a source of the venue's truth (the chain, the user channel) reports every fill to the
+   * sink: sells are then checked against positions (`insufficient_position`). The paper venue reports
+   * its own fills in-process, so it is on for it always.
+   */
+  fillSources?: boolean;
 }): Services {
-  const { config, database, venue, logger, defaultLimits, venueReports, ...rest } = parts;
+  const { config, database, venue, logger, defaultLimits, fillSources, venueReports: reportSinkOverride, ...rest } = parts;
   const clock = parts.clock ?? systemClock;
+  // The chain source hands its reports to the actors' sink (built below, once the agents exist), or to
+  // the sink a test gives; its balance reader tells what a wallet holds beside its fills.
+  let actorSink: VenueReportSink | null = null;
+  const chain = createChain({
+    config,
+    database,
+    logger,
+    clock,
+    sink: reportSinkOverride ?? { report: (r) => (actorSink ?? loggingSink(logger)).report(r) },
+  });
+  const balances = parts.balances ?? chain.balances ?? undefined;
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
   const orderEvent = (row: OrderRow) => ({ order: toOrderModel(row) });
@@ -142,9 +175,15 @@ export function createServices(parts: {
     orderEvent,
     onEvents,
   });
+  const fills = new FillStore(database.db, orderEvent, () => new Date(clock.now()));
   // The actors' order path: the store, the venue and the credentials, as the ports they define.
   agents.connect({
     orders: orderRepo,
+    fills: {
+      applyFill: (id, f, decide) => fills.applyFill(id, f, decide),
+      revertFill: (id, ref, decide) => fills.revertFill(id, ref, decide),
+    },
+    ...(balances ? { balances } : {}),
     venue,
     credentials,
     config: {
@@ -153,6 +192,7 @@ export function createServices(parts: {
       signatureTtlS: config.signatureTtlS,
       venueTimeoutMs: config.venueTimeoutMs,
       approvalTtlS: config.approvalTtlS,
+      checkPositions: venue instanceof PaperVenue || fillSources === true || chain.source !== null || balances !== undefined,
     },
     observer: {
       verdict(v) {
@@ -170,8 +210,12 @@ export function createServices(parts: {
       error: (message, fields) => logger.error(message, fields),
     },
   });
+  // Where the sources of the venue's truth hand their reports (the chain, the user channel, the paper venue).
+  const venueReports = new ActorVenueReportSink({ fills, agents, logger });
+  actorSink = venueReports;
+  if (venue instanceof PaperVenue) venue.reportTo(venueReports);
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
-  const orders = new OrderService({ agents, repo: orderRepo, logger });
+  const orders = new OrderService({ agents, repo: orderRepo, logger, fills });
   const idempotencyStore = new IdempotencyStore(database.db);
   const kill = new KillService({
     db: database.db,
@@ -220,6 +264,9 @@ export function createServices(parts: {
     idempotency: idempotencyStore,
     rateLimiter,
     orderRepo,
+    fills,
+    venueReports,
+    positions: new PositionService({ fills, agents, venue, timeoutMs: config.venueTimeoutMs }),
     intents: new IntentService({ agents, clock }),
     orders,
     decisions: new DecisionService(database.db, clock),
@@ -238,7 +285,7 @@ export function createServices(parts: {
     }),
     eventLog,
     events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
-    chain: createChain({ config, database, logger, clock, sink: venueReports ?? loggingSink(logger) }),
+    chain,
     webhooks,
     webhookDispatcher,
   };
@@ -310,6 +357,7 @@ export function createApp(services: Services): App {
     .use(paymentsModule({ payments: services.payments, auth }))
     .use(decisionsModule({ decisions: services.decisions, auth }))
     .use(exposureModule({ exposure: services.exposure, auth }))
+    .use(positionsModule({ positions: services.positions, auth }))
     .use(eventsModule({ events: services.events, auth }))
     .use(webhooksModule({ webhooks: services.webhooks, auth }))
     .use(dashboardModule());

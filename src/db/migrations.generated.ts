@@ -17,6 +17,7 @@ import m13 from "../../drizzle/0013_simple_robbie_robertson.sql" with { type: "t
 import m14 from "../../drizzle/0014_condemned_mindworm.sql" with { type: "text" };
 import m15 from "../../drizzle/0015_webhooks.sql" with { type: "text" };
 import m16 from "../../drizzle/0016_firm_kill.sql" with { type: "text" };
+import m17 from "../../drizzle/0017_order_fills.sql" with { type: "text" };
 import m19 from "../../drizzle/0019_chain_cursor.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
@@ -37,5 +38,6 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0014_condemned_mindworm", when: 1795731395962, sql: m14 },
   { tag: "0015_webhooks", when: 1795791361480, sql: m15 },
   { tag: "0016_firm_kill", when: 1795791328696, sql: m16 },
+  { tag: "0017_order_fills", when: 1795791412219, sql: m17 },
   { tag: "0019_chain_cursor", when: 1795791379822, sql: m19 },
 ];

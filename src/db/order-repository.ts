@@ -183,7 +183,9 @@ export class OrderRepository {
           updatedAt: now,
           history: appendHistory(entry),
           ...(patch.venueOrderId !== undefined ? { venueOrderId: patch.venueOrderId } : {}),
-          ...(patch.filledUnits !== undefined ? { filledUnits: patch.filledUnits } : {}),
+          // What filled never shrinks through a status change: fills the sources reported are kept
+          // (only a fill taken back lowers it, src/db/fill-store.ts).
+          ...(patch.filledUnits !== undefined ? { filledUnits: sql`greatest(${orders.filledUnits}, ${patch.filledUnits.toString()}::bigint)` as unknown as bigint } : {}),
           ...(patch.flaggedForReview !== undefined ? { flaggedForReview: patch.flaggedForReview } : {}),
           ...(patch.signatureDeadline !== undefined ? { signatureDeadline: patch.signatureDeadline } : {}),
         })

@@ -174,6 +174,57 @@ export const orders = pgTable(
     index("orders_status_deadline_idx").on(t.status, t.signatureDeadline),
     // Open orders whose client cancel has not been settled, for reconciliation; empty on the intent path.
     index("orders_cancel_requested_idx").on(t.cancelRequestedAt).where(sql`${t.cancelRequestedAt} is not null and ${t.status} = 'open'`),
+    // A source of the venue's truth names an order by its EIP-712 hash or the venue's id (the venue
+    // report sink); the venue id is null until placement, so that index costs the hot insert nothing.
+    index("orders_order_hash_idx").on(t.orderHash),
+    index("orders_venue_order_id_idx").on(t.venueOrderId).where(sql`${t.venueOrderId} is not null`),
+  ],
+);
+
+/** A fill's state as the venue reports it (src/domain/venue-report.ts); `failed` ones are taken back and count for nothing. */
+export type FillRowStatus = "matched" | "mined" | "confirmed" | "retrying" | "failed";
+
+/**
+ * Fills of orders as the sources of the venue's truth report them (docs/api.md#fills). One row per
+ * fill of one order, whoever reports it and however often: keyed by `fill_key` (`trade:<id>` or
+ * `tx:<hash>:<log index>`) and matched across sources by the trade id or the transaction hash and
+ * log index a report carries. Amounts are 6-decimal base units.
+ */
+export const fills = pgTable(
+  "fills",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    orderId: text("order_id").notNull(),
+    agentId: text("agent_id").notNull(),
+    orgId: text("org_id").notNull(),
+    /** The outcome token (the order's market_id). */
+    tokenId: text("token_id").notNull(),
+    conditionId: text("condition_id").notNull(),
+    side: text("side").$type<"buy" | "sell">().notNull(),
+    fillKey: text("fill_key").notNull(),
+    tradeId: text("trade_id"),
+    txHash: text("tx_hash"),
+    logIndex: integer("log_index"),
+    blockNumber: bigint("block_number", { mode: "bigint" }),
+    /** The source that reported it first. */
+    source: text("source").notNull(),
+    /** Every source that reported it. */
+    sources: jsonb("sources").$type<string[]>().notNull().default([]),
+    price: text("price").notNull(),
+    sharesUnits: units("shares_units").notNull(),
+    usdcUnits: units("usdc_units").notNull(),
+    feeUnits: units("fee_units").notNull().default(sql`0`),
+    status: text("status").$type<FillRowStatus>().notNull(),
+    /** When the trade happened, as the source says. */
+    at: ts("at").notNull(),
+    createdAt: ts("created_at").notNull(),
+    updatedAt: ts("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("fills_order_key_idx").on(t.orderId, t.fillKey),
+    uniqueIndex("fills_order_trade_idx").on(t.orderId, t.tradeId).where(sql`${t.tradeId} is not null`),
+    uniqueIndex("fills_order_tx_idx").on(t.orderId, t.txHash, t.logIndex).where(sql`${t.txHash} is not null`),
+    index("fills_agent_idx").on(t.agentId, t.id),
   ],
 );
 

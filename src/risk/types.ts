@@ -37,6 +37,11 @@ export interface RiskState {
    * agent's actor at this instant. Absent: the guards are not evaluated.
    */
   runaway?: RunawayState;
+  /**
+   * The shares of the intent's outcome token the agent holds (from fills, or its wallet's balance when
+   * larger) and those already offered in its open sells, 6-decimal units. Absent: not checked.
+   */
+  position?: { held_shares_units: bigint; offered_shares_units: bigint };
 }
 
 export interface RunawayState {

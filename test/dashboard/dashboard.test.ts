@@ -51,7 +51,22 @@ beforeAll(async () => {
   hangingOrder = second.order_hash;
   const third = await approved(t, alpha, { market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.47 });
   alphaOrders.push(first.order_id, second.order_id, third.order_id);
-  await placeOpen(beta, { market_id: BTC_YES, side: "buy", size_usdc: 7, price: 0.31 });
+  const betaBid = await placeOpen(beta, { market_id: BTC_YES, side: "buy", size_usdc: 7, price: 0.31 });
+  // A source of the venue's truth reports 10 of its shares filled at 0.31: beta holds a position.
+  const delivered = await t.app.services.venueReports.deliver({
+    kind: "fill",
+    ref: { orderHash: betaBid.order_hash },
+    source: "user_channel",
+    fillKey: "trade:dash-1",
+    tradeId: "dash-1",
+    sharesUnits: 10_000_000n,
+    usdcUnits: 3_100_000n,
+    feeUnits: 0n,
+    price: "0.31",
+    status: "matched",
+    at: new Date(),
+  });
+  expect(delivered).toBe("applied");
   // A rejection with several failed checks.
   const rejected = await postIntent(t, alpha, { market_id: DEM_YES, side: "buy", size_usdc: 500, price: 0.9 });
   expect(rejected.status).toBe(422);
@@ -103,7 +118,13 @@ test("agents: mode, breaker, daily volume bar, exposure per market, open orders"
   expect(Number(await meter.getAttribute("value"))).toBeGreaterThan(14);
   await card.getByText("Will the Democratic nominee").waitFor();
   expect(await card.locator("table.mini tbody tr").count()).toBe(1);
-  await page.locator(`article[data-agent-id="${beta.agent.id}"]`).getByText("Will Bitcoin reach").waitFor();
+  await page.locator(`article[data-agent-id="${beta.agent.id}"]`).getByText("Will Bitcoin reach").first().waitFor();
+  // Positions from fills: alpha has none; beta holds 10 shares at 0.31.
+  expect(await card.locator("[data-testid=positions]").textContent()).toBe("No positions.");
+  const betaPositions = page.locator(`article[data-agent-id="${beta.agent.id}"] table[data-testid=positions] tbody tr`);
+  await betaPositions.first().waitFor();
+  const cells = await betaPositions.first().locator("td").allTextContents();
+  expect(cells.slice(1, 3)).toEqual(["10", "0.31"]);
   await screenshot(page, "1-agents");
   // "Orders →" opens the orders view filtered to that agent.
   await page.locator(`article[data-agent-id="${beta.agent.id}"]`).getByRole("button", { name: "Orders →" }).click();

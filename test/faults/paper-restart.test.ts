@@ -33,6 +33,7 @@ const MARKET = (markets as any[]).find(
 const TOKEN: string = MARKET.tokens[0].token_id;
 const BEST_BID = Number(MARKET.tokens[0].book.bids[0].price);
 const INSIDE = Math.round((BEST_BID + 0.01) * 100) / 100;
+const BEST_ASK = Number(MARKET.tokens[0].book.asks[0].price);
 const LIMITS = { duplicate_window_s: 0, max_orders_per_minute: 100_000, max_open_orders: 100_000, daily_volume_usdc: 1_000_000, capital_usdc: 1_000_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, max_order_usdc: 1000 };
 const SEAL = Buffer.alloc(32, 7).toString("base64");
 
@@ -93,6 +94,12 @@ function scenario(name: string, env: () => Promise<Record<string, string> | null
       // A delegated bid below the best bid, for the kill switch.
       const killedLater = await call(s.url, "POST", "/v1/orders/intent", key, { agent_id: killed, market_id: TOKEN, side: "buy", size_usdc: 5, price: Math.round((BEST_BID - 0.01) * 100) / 100 });
       expect(killedLater.body.status).toBe("open");
+      // The taker buys shares at the best ask, to sell after the restart (its position outlives it).
+      const bought = await call(s.url, "POST", "/v1/orders/intent", key, { agent_id: taker, market_id: TOKEN, side: "buy", size_usdc: 12, price: BEST_ASK });
+      expect(bought.body.status).toBe("filled");
+      const held = async () => (await call(s.url, "GET", `/v1/agents/${taker}/positions`, key)).body.positions?.[0]?.shares;
+      for (let i = 0; i < 100 && !(await held()); i++) await Bun.sleep(20);
+      expect(Number(await held())).toBeGreaterThan(9 / INSIDE);
 
       // ---- restart
       expect(await s.stop()).toBe(0);

@@ -301,6 +301,7 @@ function routes(): Route[] {
       query: { agent_id: fc.constantFrom(A.agent, B.agent, "x"), hours: fc.integer({ min: -1, max: 200 }), days: fc.integer({ min: -1, max: 40 }) },
     }),
     plainRoute("GET", "/v1/agents/:id/exposure", { readOnly: true, id: agentId }),
+    plainRoute("GET", "/v1/agents/:id/positions", { readOnly: true, id: agentId }),
     plainRoute("GET", "/v1/events", { readOnly: true, query: { agent_id: fc.constantFrom(A.agent, B.agent, "x"), after: fc.constantFrom("0", "-1", "1e3", "99999999999999999") } }),
     plainRoute("GET", "/dashboard", { readOnly: true }),
     plainRoute("GET", "/dashboard/", { readOnly: true }),
@@ -318,7 +319,7 @@ const ROUTE_NAMES = [
   "POST /v1/webhooks", "GET /v1/webhooks", "GET /v1/webhooks/:id", "POST /v1/webhooks/:id/test", "POST /v1/webhooks/:id/enable", "DELETE /v1/webhooks/:id",
   "POST /v1/agents/:id/cancel-all", "POST /v1/kill", "POST /v1/resume", "GET /v1/kill", "GET /v1/markets/:id/book",
   "GET /docs/api", "GET /v1/payments", "GET /v1/risk/decisions", "GET /v1/risk/summary", "GET /v1/agents/:id/exposure", "GET /v1/events",
-  "GET /dashboard", "GET /dashboard/", "GET /dashboard/*",
+  "GET /v1/agents/:id/positions", "GET /dashboard", "GET /dashboard/", "GET /dashboard/*",
 ];
 
 // ------------------------------------------------------------------ state and checks

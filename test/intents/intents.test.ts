@@ -30,6 +30,7 @@ import {
   newTrader,
   ORDER_TYPE_FIELDS,
   patchLimits,
+  holdShares,
   postIntent,
   type Trader,
   ZERO32,
@@ -130,6 +131,9 @@ describeEachDatabase("order intents HTTP", (_kind, database) => {
 
     test("a sell swaps the amounts; share counts are floored to two decimals and notionals are exact", async () => {
       const tr = await newTrader(t);
+      // A sell hands over shares held: 12 of DEM_YES and 33.33 of BTC_YES, bought from the book first.
+      await holdShares(t, tr);
+      await holdShares(t, tr, { market_id: BTC_YES, size_usdc: 10.6, price: 0.318 });
       const sell = await approved(t, tr, { side: "sell", size_usdc: 5.2, price: 0.52 });
       expect(sell.unsigned_order.message.side).toBe(1);
       expect(sell.unsigned_order.message.makerAmount).toBe("10000000"); // shares
@@ -148,9 +152,10 @@ describeEachDatabase("order intents HTTP", (_kind, database) => {
       expect(sell2.unsigned_order.message.takerAmount).toBe("7768890");
       expect(sell2.order_hash).toBe(hashTypedData(sell2.unsigned_order));
 
-      // The reservations are the exact notionals: 5.2 + 4.998 + 7.76889.
+      // The reservations are the exact notionals: 5.2 + 4.998 + 7.76889, beside the 16.59894 of the
+      // shares bought first (12 × 0.50 + 33.33 × 0.318, filled).
       const agent = await getAgent(t, tr);
-      expect(agent.daily_volume.used_usdc).toBe(17.96689);
+      expect(agent.daily_volume.used_usdc).toBe(34.56583);
       expect(agent.open_orders).toBe(3);
     });
 
@@ -502,12 +507,14 @@ describeEachDatabase("order intents HTTP", (_kind, database) => {
       // Another market has room; a sell in the full market passes concentration.
       const other = await postIntent(t, tr, { market_id: MADRID_YES, size_usdc: 5, price: 0.18 });
       expect(other.status).toBe(201);
+      // It holds no shares, so the sell fails order_size (insufficient_position), never concentration.
       const sell = await postIntent(t, tr, { market_id: DEM_YES, side: "sell", size_usdc: 5, price: 0.5 });
-      expect(sell.status).toBe(201);
+      expect(sell.status).toBe(422);
+      expect(sell.body.failures.map((f: any) => `${f.check}:${f.code}`)).toEqual(["order_size:insufficient_position"]);
       agent = await getAgent(t, tr);
-      expect(agent.open_orders).toBe(12);
-      // 50 + 27.77 × 0.18 (= 4.9986) + 5.
-      expect(agent.daily_volume.used_usdc).toBe(59.9986);
+      expect(agent.open_orders).toBe(11);
+      // 50 + 27.77 × 0.18 (= 4.9986); the refused sell reserved nothing.
+      expect(agent.daily_volume.used_usdc).toBe(54.9986);
     });
 
     test("concurrent intents of two agents do not share limits", async () => {

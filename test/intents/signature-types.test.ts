@@ -7,7 +7,7 @@
  * invalid_signature and changes nothing. On PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { hashTypedData, type LocalAccount } from "viem";
+import { getAddress, hashTypedData, type LocalAccount } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { PostSignedOrder } from "../../src/venues/venue.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
@@ -102,8 +102,9 @@ describeEachDatabase("signature types 0-3 in payload mode", (_kind, database) =>
         const unsigned = body.unsigned_order;
         expect(unsigned.domain).toEqual({ name: "Polymarket CTF Exchange", chainId: 137, ...m.domain });
         expect(unsigned.message.signatureType).toBe(type);
-        expect(unsigned.message.maker).toBe(tr.wallet.toLowerCase());
-        expect(unsigned.message.signer).toBe(type === 3 ? tr.wallet.toLowerCase() : tr.eoa.address.toLowerCase());
+        // EIP-55 checksummed, as the official client writes them (issue #22, item 11).
+        expect(unsigned.message.maker).toBe(getAddress(tr.wallet));
+        expect(unsigned.message.signer).toBe(getAddress(type === 3 ? tr.wallet : tr.eoa.address));
         expect(body.order_hash).toBe(hashTypedData(unsigned));
 
         const signature = await officialSignature(tr.eoa, unsigned);

@@ -6,7 +6,7 @@
 import { beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
-import { approved, DEM_YES, getAgent, getOrder, newTrader, sign, submitSigned, type Trader } from "../support/payload.ts";
+import { approved, DEM_YES, getAgent, getOrder, holdShares, newTrader, sign, submitSigned, type Trader } from "../support/payload.ts";
 
 async function place(t: TestApp, tr: Trader, body: Record<string, unknown>) {
   const order = await approved(t, tr, body);
@@ -32,18 +32,21 @@ describeEachDatabase("kill switch and venue fills", (_kind, database) => {
   test("an open order another trader filled before the kill is reported filled, and its notional still counts", async () => {
     const maker = await newTrader(t);
     const taker = await newTrader(t);
+    await holdShares(t, taker);
     // 5 USDC at 0.49: the best bid, resting (the fixture's best ask is 0.50).
     const { order: resting, status } = await place(t, maker, { market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.49 });
     expect(status).toBe("open");
-    // Another agent sells into it: the venue matches the resting order, the maker's row still says open.
+    // Another agent sells into it: the venue matches the resting order, and reports the fill in-process:
+    // the maker's order is filled before any kill.
     const { status: takerStatus } = await place(t, taker, { market_id: DEM_YES, side: "sell", size_usdc: 5, price: 0.49 });
     expect(takerStatus).toBe("filled");
     expect((await t.app.services.venue.getOrder({ venue_order_id: resting.order_hash }))?.status).toBe("matched");
-    expect((await getOrder(t, maker.key, resting.order_id)).status).toBe("open");
+    await t.app.services.venueReports.settled();
+    expect((await getOrder(t, maker.key, resting.order_id)).status).toBe("filled");
 
     const res = await t.call("POST", `/v1/agents/${maker.agent.id}/kill`, { key: maker.key });
     expect(res.status).toBe(200);
-    expect(res.body.filled).toEqual([resting.order_id]);
+    expect(res.body.filled).toEqual([]);
     expect(res.body.cancelled).toEqual([]);
     expect(res.body.failed).toEqual([]);
     const row = await getOrder(t, maker.key, resting.order_id);
@@ -56,6 +59,7 @@ describeEachDatabase("kill switch and venue fills", (_kind, database) => {
     const maker = await newTrader(t);
     const taker = await newTrader(t);
     // The maker bids 20 USDC at 0.49 (40.81 shares); the taker sells 5 USDC into it (10.2 shares).
+    await holdShares(t, taker);
     const { order: resting } = await place(t, maker, { market_id: DEM_YES, side: "buy", size_usdc: 20, price: 0.49 });
     await place(t, taker, { market_id: DEM_YES, side: "sell", size_usdc: 5, price: 0.49 });
     expect((await t.app.services.venue.getOrder({ venue_order_id: resting.order_hash }))?.filled_usdc).toBe("4.998");

@@ -22,7 +22,7 @@ import {
   expectInvalid,
   expectProblem,
   getAgent,
-  getOrder,
+  getOrder, holdShares,
   MADRID_YES,
   newTrader,
   postIntent,
@@ -457,10 +457,11 @@ describeEachDatabase("payload orders HTTP", (_kind, database) => {
   describe("read, list, cancel", () => {
     test("GET /v1/orders/{id} answers the order with its history; unknown ids 404, malformed 400", async () => {
       const tr = await newTrader(t);
+      await holdShares(t, tr);
       const order = await approved(t, tr, { side: "sell", size_usdc: 5.2, price: 0.52, client_order_id: "my-ref-1" });
       const got = await getOrder(t, tr.key, order.order_id);
-      // While it awaits its signature the order also carries what to sign, and until when.
-      expect(Object.keys(got).sort()).toEqual([...ORDER_FIELDS, "expiration", "signature_deadline", "unsigned_order"].sort());
+      // While it awaits its signature the order also carries what to sign, and until when; GET also carries its fills.
+      expect(Object.keys(got).sort()).toEqual([...ORDER_FIELDS, "expiration", "signature_deadline", "unsigned_order", "filled_shares", "fills"].sort());
       expect(got.expiration).toBe(order.expiration);
       expect(got.unsigned_order).toEqual(order.unsigned_order);
       expect(got.signature_deadline).toBe(order.signature_deadline);
@@ -598,6 +599,7 @@ describeEachDatabase("payload orders HTTP", (_kind, database) => {
       const { order, res } = await placed(maker, { price: 0.49 });
       expect(res.body.status).toBe("open");
       // The taker sells the same 10.20 shares at 0.49 and takes the whole bid.
+      await holdShares(t, taker);
       const { res: sold } = await placed(taker, { side: "sell", price: 0.49 });
       expect(sold.body.status).toBe("filled");
       const atVenue = await t.app.services.venue.getOrder({ venue_order_id: order.order_hash });

@@ -116,3 +116,22 @@ describe("order_size check", () => {
     expect(run(100, 0.5, { intent: { side: "sell" } })).toEqual([]);
   });
 });
+
+describe("insufficient_position (a sell of more shares than held, less those already offered)", () => {
+  const sell = (size_usdc: number, price: number, held: bigint, offered: bigint) =>
+    checkOrderSize(input({ intent: { side: "sell", size_usdc, price }, state: { position: { held_shares_units: held, offered_shares_units: offered } } as any }));
+
+  test("exactly what is free passes; a hundredth of a share more fails", () => {
+    // 10 USDC at 0.5: 20 shares; 25 held, 5 offered: 20 free.
+    expect(sell(10, 0.5, 25_000_000n, 5_000_000n)).toEqual([]);
+    expect(sell(10, 0.5, 24_990_000n, 5_000_000n)).toEqual([
+      { check: "order_size", code: "insufficient_position", message: expect.stringContaining("20 shares"), limit: 19.99, actual: 20 },
+    ]);
+  });
+
+  test("more offered than held counts as nothing free; buys and a state without a position are not checked", () => {
+    expect(sell(10, 0.5, 5_000_000n, 9_000_000n)[0]).toMatchObject({ code: "insufficient_position", limit: 0, actual: 20 });
+    expect(checkOrderSize(input({ intent: { side: "buy", size_usdc: 10, price: 0.5 }, state: { position: { held_shares_units: 0n, offered_shares_units: 0n } } as any }))).toEqual([]);
+    expect(run(10, 0.5, { intent: { side: "sell" } as any })).toEqual([]);
+  });
+});

@@ -97,6 +97,15 @@ describeEachDatabase("sdk against the live service", (_kind, database) => {
     const exposure = await client.getExposure(agent.id);
     expect(exposure.limit_usdc).toBe(200);
     expect(exposure.data.flatMap((e) => e.market_ids)).toContain(DEM_YES);
+    // Positions from fills: the buy at 0.50 took 10 shares from the paper book, reported in-process.
+    expect(submitted.status).toBe("filled");
+    let positions = await client.getPositions(agent.id);
+    for (let i = 0; i < 100 && !positions.positions.length; i++) {
+      await Bun.sleep(20);
+      positions = await client.getPositions(agent.id);
+    }
+    expect(positions.agent_id).toBe(agent.id);
+    expect(positions.positions).toEqual([expect.objectContaining({ token_id: DEM_YES, shares: "10", avg_price: "0.5", cost_usdc: "5", realized_pnl_usdc: "0" })]);
     const summary = await client.riskSummary({ agent_id: agent.id, hours: 1 });
     expect(summary.intents.reduce((n, h) => n + h.rejected, 0)).toBeGreaterThanOrEqual(1);
 

@@ -1,4 +1,5 @@
 /** Builds the real service on a test database and the paper venue, and talks to it through app.handle. */
+import type { PositionBalanceReader } from "../../actors/ports.ts";
 import { type App, createApp, createServices } from "../../src/app.ts";
 import { type Config, loadConfig } from "../../src/config.ts";
 import { createHash } from "node:crypto";
@@ -59,6 +60,8 @@ export async function createTestApp(
     /** Limits of new agents (default TEST_DEFAULT_LIMITS). */
     defaultLimits?: Limits;
     clock?: Clock;
+    /** The wallets' on-chain balances of outcome tokens (the chain source's read); absent: positions from fills alone. */
+    balances?: PositionBalanceReader;
   } = {},
 ): Promise<TestApp> {
   const config = { ...loadConfig({ ADMIN_TOKEN, LOG_LEVEL: "info", ...opts.env }), ...opts.config };
@@ -77,7 +80,7 @@ export async function createTestApp(
           : { dataDir: config.dataDir, secretKeyB64: TEST_SEAL_SECRET_KEY },
       ),
     );
-  const app = createApp(createServices({ config, logger, database, venue, vault, clock: opts.clock, defaultLimits: opts.defaultLimits ?? TEST_DEFAULT_LIMITS }));
+  const app = createApp(createServices({ config, logger, database, venue, vault, clock: opts.clock, defaultLimits: opts.defaultLimits ?? TEST_DEFAULT_LIMITS, balances: opts.balances }));
 
   const call: TestApp["call"] = async (method, path, o = {}) => {
     const headers: Record<string, string> = { ...(o.headers ?? {}) };

@@ -154,3 +154,14 @@ export function expectChecks(checks: any, failing: string[] = []): void {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Makes `tr` hold shares of `market`: it buys them from the book at the best ask (the paper venue
+ * reports the fill in-process, and the service counts it in the agent's position). A sell needs them.
+ */
+export async function holdShares(t: TestApp, tr: Trader, opts: { market_id?: string; size_usdc?: number; price?: number } = {}): Promise<void> {
+  const order = await approved(t, tr, { market_id: opts.market_id ?? DEM_YES, side: "buy", size_usdc: opts.size_usdc ?? 6, price: opts.price ?? 0.5 });
+  const res = await submitSigned(t, tr.key, order.order_id, await sign(tr.account, order.unsigned_order));
+  if (res.status !== 200 || res.body.status !== "filled") throw new Error(`the buy did not fill: ${res.status} ${res.text}`);
+  await t.app.services.venueReports.settled();
+}

@@ -6,6 +6,7 @@ import { streamEvents, type EventsOptions } from "./events.js";
 import { signUnsignedOrder, type TypedDataSigner } from "./signing.js";
 import { Transport, type RetryOptions } from "./transport.js";
 import type {
+  Positions,
   Agent,
   ApiKey,
   ApproveAnswer,
@@ -348,6 +349,11 @@ export class BrokerClient {
   /** Approved and rejected intents per hour, and daily volume per agent. */
   riskSummary(query: RiskSummaryQuery = {}): Promise<RiskSummary> {
     return this.transport.call("GET", "/v1/risk/summary", { query: { ...query } });
+  }
+
+  /** The agent's positions per outcome token, from its fills: shares, average price, cost, realized and unrealized PnL. */
+  getPositions(id: string): Promise<Positions> {
+    return this.transport.call("GET", `/v1/agents/${enc(id)}/positions`);
   }
 
   // ---------------------------------------------------------------- events and pages

@@ -336,6 +336,10 @@ export interface Order {
   signature_deadline?: string | null;
   /** With `unsigned_order`: the venue order's expiration (unix seconds, "0" unless GTD). */
   expiration?: string;
+  /** `getOrder` only: shares filled, from the fills reported. */
+  filled_shares?: number;
+  /** `getOrder` only: every fill reported, each counted once whatever reported it. */
+  fills?: Fill[];
   [extra: string]: unknown;
 }
 export interface ListOrdersQuery extends PageQuery {
@@ -627,4 +631,40 @@ export interface OrderBook {
   ask_levels: number;
   last_trade_price: string | null;
   timestamp: string;
+}
+
+// ---------------------------------------------------------------- fills and positions
+
+/** One fill of an order (amounts as exact decimal strings). `failed`: taken back, counts for nothing. */
+export interface Fill {
+  price: string;
+  shares: string;
+  usdc: string;
+  fee: string;
+  source: "chain" | "user_channel" | "rest" | "paper" | string;
+  sources: string[];
+  trade_id: string | null;
+  tx_hash: string | null;
+  log_index: number | null;
+  status: "matched" | "mined" | "confirmed" | "retrying" | "failed" | string;
+  at: string;
+}
+
+/** An agent's position in one outcome token, from its fills (amounts as exact decimal strings). */
+export interface Position {
+  token_id: string;
+  market_id: string;
+  condition_id: string;
+  shares: string;
+  avg_price: string;
+  cost_usdc: string;
+  realized_pnl_usdc: string;
+  /** The book's mid; null when the venue has no book. */
+  mark_price: string | null;
+  unrealized_pnl_usdc: string | null;
+}
+
+export interface Positions {
+  agent_id: string;
+  positions: Position[];
 }

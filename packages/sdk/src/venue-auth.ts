@@ -17,6 +17,7 @@
  *   - POST /v1/agents/{id}/kill: "DELETE" + "/cancel-all", no body (buildCancelAllVenueAuth).
  */
 import { createHmac } from "node:crypto";
+import { getAddress } from "viem";
 import type { OrderMessage, OrderType, VenueAuth } from "./types.js";
 
 /** The signer's own L2 API credentials at the venue. Used locally only; the secret never leaves the process. */
@@ -48,12 +49,21 @@ export function serializePostOrderBody(req: PostOrderBodyInput): string {
   const expiration = req.expiration && req.expiration !== "" ? req.expiration : "0";
   return (
     `{"deferExec":false,"postOnly":false,` +
-    `"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(o.maker)},"signer":${s(o.signer)},"tokenId":${s(o.tokenId)},` +
+    `"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(checksummed(o.maker))},"signer":${s(checksummed(o.signer))},"tokenId":${s(o.tokenId)},` +
     `"makerAmount":${s(o.makerAmount)},"takerAmount":${s(o.takerAmount)},"side":${s(o.side === 0 ? "BUY" : "SELL")},` +
     `"signatureType":${o.signatureType},"timestamp":${s(o.timestamp)},"expiration":${s(expiration)},` +
     `"metadata":${s(o.metadata)},"builder":${s(o.builder)},"signature":${s(req.signature)}},` +
     `"owner":${s(req.owner)},"orderType":${s(req.order_type)}}`
   );
+}
+
+/** EIP-55 checksummed, as the official client and the service write addresses in the body; other text as it is. */
+function checksummed(address: string): string {
+  try {
+    return getAddress(address);
+  } catch {
+    return address;
+  }
 }
 
 /** HMAC-SHA256 L2 signature: url-safe base64 with padding. */

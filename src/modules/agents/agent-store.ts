@@ -2,7 +2,8 @@
  * The database side of the agent actor: loading an agent's snapshot on
  * activation, and the small writes the actor makes itself (AgentStore port).
  */
-import { and, eq, gt, inArray, lt, max, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, lt, max, ne, sql } from "drizzle-orm";
+import { orderSharesUnits } from "../../domain/order-lifecycle.ts";
 import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
 import {
   type ActorLimits,
@@ -15,7 +16,7 @@ import {
 } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
-import { agents, credentials, events, orders } from "../../db/schema.ts";
+import { agents, credentials, events, fills, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
 
 /** Statuses whose whole notional counts; others count what filled (see countedNotional in the actor). */
@@ -42,7 +43,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
     const limits = { ...DEFAULT_LIMITS, ...(row.agent.limits as Partial<Limits>) } as AgentLimits;
     // The runaway guards remember approvals for a minute, or for the duplicate window if longer.
     const rememberMs = Math.max(60_000, limits.duplicate_window_s * 1000);
-    const [active, daily, exposure, last, recent] = await Promise.all([
+    const [active, daily, exposure, last, recent, held] = await Promise.all([
       this.db
         .select()
         .from(orders)
@@ -65,7 +66,24 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
         .select({ at: orders.createdAt, marketId: orders.marketId, side: orders.side, sizeUnits: orders.sizeUnits, price: orders.price })
         .from(orders)
         .where(and(eq(orders.agentId, agentId), gt(orders.createdAt, new Date(now - rememberMs)))),
+      this.db
+        .select({
+          token: fills.tokenId,
+          order: fills.orderId,
+          side: fills.side,
+          shares: sql<string>`coalesce(sum(${fills.sharesUnits}), 0)`,
+        })
+        .from(fills)
+        .where(and(eq(fills.agentId, agentId), ne(fills.status, "failed")))
+        .groupBy(fills.tokenId, fills.orderId, fills.side),
     ]);
+    const heldShares: Record<string, bigint> = {};
+    const filledShares = new Map<string, bigint>();
+    for (const h of held) {
+      const units = BigInt(h.shares);
+      heldShares[h.token] = (heldShares[h.token] ?? 0n) + (h.side === "buy" ? units : -units);
+      filledShares.set(h.order, units);
+    }
     const a = row.agent;
     return {
       profile: {
@@ -97,8 +115,12 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
           signatureDeadline: o.signatureDeadline,
           approvalDeadline: o.approvalDeadline,
           filledUnits: o.filledUnits,
+          tokenId: o.marketId,
+          sharesUnits: o.typedData ? orderSharesUnits(o.typedData.message) : undefined,
+          filledSharesUnits: filledShares.get(o.id) ?? 0n,
         }),
       ),
+      heldShares,
       dailyUsedUnits: Object.fromEntries(daily.map((d) => [d.day, BigInt(d.units)])),
       exposureUnits: Object.fromEntries(exposure.map((e) => [e.condition, BigInt(e.units)])),
       lastOrderTimestampMs: last[0]?.at ? new Date(last[0].at).getTime() : 0,

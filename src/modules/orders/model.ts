@@ -111,6 +111,25 @@ export const OrderModel = t.Object({
   ),
   signature_deadline: t.Optional(t.Union([t.String(), t.Null()], { description: "with unsigned_order: when the order expires unsigned" })),
   expiration: t.Optional(t.String({ description: "with unsigned_order: the venue order's expiration (unix seconds, \"0\" unless GTD), for the owner's venue_auth over POST /order" })),
+  filled_shares: t.Optional(t.Number({ description: "GET /v1/orders/{id} only: shares filled, from the fills reported" })),
+  fills: t.Optional(
+    t.Array(
+      t.Object({
+        price: t.String(),
+        shares: t.String(),
+        usdc: t.String(),
+        fee: t.String(),
+        source: t.String({ description: "the source that reported it first: chain, user_channel, rest or paper" }),
+        sources: t.Array(t.String()),
+        trade_id: t.Union([t.String(), t.Null()]),
+        tx_hash: t.Union([t.String(), t.Null()]),
+        log_index: t.Union([t.Integer(), t.Null()]),
+        status: t.String({ description: "matched, mined, confirmed, retrying, or failed (taken back: counts for nothing)" }),
+        at: t.String(),
+      }),
+      { description: "GET /v1/orders/{id} only: every fill reported, each counted once whatever reported it" },
+    ),
+  ),
 }, { examples: [ORDER_EXAMPLE] });
 export type OrderModel = typeof OrderModel.static;
 

@@ -13,10 +13,12 @@ import { busyAware } from "../intents/service.ts";
 import { orderTypes } from "../../eip712/order-typed-data.ts";
 import type { CancelBody, DecisionBody, SubmitSignedBody } from "./model.ts";
 import { toOrderDetail, toOrderModel } from "./order-view.ts";
+import { type FillStore, fillView } from "../../db/fill-store.ts";
+import { unitsToNumber } from "../../domain/units.ts";
 import { refusalProblem } from "./refusal-problem.ts";
 
 export class OrderService {
-  constructor(private readonly deps: { agents: AgentService; repo: OrderRepository; logger: Logger }) {}
+  constructor(private readonly deps: { agents: AgentService; repo: OrderRepository; logger: Logger; fills?: Pick<FillStore, "fillsOf"> }) {}
 
   /** An order the caller may see: 404 for unknown ids and other organizations, 403 for another agent's scoped key. */
   async visible(caller: Caller, id: string): Promise<OrderRow> {
@@ -27,7 +29,13 @@ export class OrderService {
   }
 
   async get(caller: Caller, id: string) {
-    return toOrderDetail(await this.visible(caller, id));
+    const row = await this.visible(caller, id);
+    const view = toOrderDetail(row);
+    if (!this.deps.fills) return view;
+    const fills = await this.deps.fills.fillsOf(row.id);
+    const counted = fills.filter((f) => f.status !== "failed");
+    const shares = counted.reduce((sum, f) => sum + f.sharesUnits, 0n);
+    return { ...view, filled_shares: unitsToNumber(shares), fills: fills.map(fillView) };
   }
 
   async list(caller: Caller, q: { agent_id?: string; status?: string; limit?: number; cursor?: string }) {

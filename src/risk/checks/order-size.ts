@@ -8,6 +8,9 @@
  *   actual null (no division by zero). Skipped when the market is not found
  *   (market_filters reports market_not_found).
  * - `order_too_large`: s > max_order_usdc; limit max_order_usdc, actual s.
+ * - `insufficient_position`: a sell of more shares (floor₂(s/p)) than the agent holds less those already
+ *   offered in its open sells (state.position, when the caller counts it); limit the shares available,
+ *   actual the shares of the sell.
  * A size that is not a finite number fails order_too_small with actual null.
  * Exactly at a limit passes.
  */
@@ -62,6 +65,20 @@ export function checkOrderSize(input: RiskInput): RiskFailure[] {
         "order_too_small",
         `${R.toDecimalString(shares, 2)} shares is below the market's min_order_size ${market.min_order_size}`,
         R.toNumber(minShares),
+        R.toNumber(shares),
+      );
+    }
+  }
+  const pos = input.state.position;
+  if (intent.side === "sell" && pos) {
+    const shares = s ? orderShares(intent.size_usdc, intent.price) : null;
+    const free = pos.held_shares_units - pos.offered_shares_units;
+    const available = R.fromBaseUnits(free < 0n ? 0n : free);
+    if (shares && R.gt(shares, available)) {
+      fail(
+        "insufficient_position",
+        `a sell of ${R.toDecimalString(shares, 2)} shares is more than the ${R.toDecimalString(available, 6)} held and not already offered in open sells`,
+        R.toNumber(available),
         R.toNumber(shares),
       );
     }

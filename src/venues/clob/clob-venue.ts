@@ -54,6 +54,7 @@ import {
   type VenueOrderStatus,
   VenueUnavailableError,
 } from "../venue.ts";
+import { getAddress } from "viem";
 import { CancelCoalescer } from "./cancel-coalescer.ts";
 import { l2Headers } from "./l2-auth.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
@@ -134,12 +135,25 @@ export function postOrderPayload(req: PostOrderBodyInput): string {
   const expiration = req.expiration && req.expiration !== "" ? req.expiration : "0";
   return (
     `{"deferExec":false,"postOnly":false,` +
-    `"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(o.maker)},"signer":${s(o.signer)},"tokenId":${s(o.tokenId)},` +
+    `"order":{"salt":${BigInt(o.salt).toString()},"maker":${s(checksummed(o.maker))},"signer":${s(checksummed(o.signer))},"tokenId":${s(o.tokenId)},` +
     `"makerAmount":${s(o.makerAmount)},"takerAmount":${s(o.takerAmount)},"side":${s(o.side === 0 ? "BUY" : "SELL")},` +
     `"signatureType":${o.signatureType},"timestamp":${s(o.timestamp)},"expiration":${s(expiration)},` +
     `"metadata":${s(o.metadata)},"builder":${s(o.builder)},"signature":${s(req.signature)}},` +
     `"owner":${s(owner)},"orderType":${s(req.order_type)}}`
   );
+}
+
+/**
+ * An address as the official client writes it in a body: EIP-55 checksummed (viem's getAddress), so a
+ * venue_auth the owner computes over its own POST /order body verifies over ours (issue #22, item 11).
+ * Text that is not an address is left as it is (the venue refuses it).
+ */
+export function checksummed(address: string): string {
+  try {
+    return getAddress(address);
+  } catch {
+    return address;
+  }
 }
 
 /** The exact POST /order body: one order payload (see postOrderPayload). */

@@ -33,6 +33,7 @@ import {
 } from "../venue.ts";
 import { orderHash as codecOrderHash } from "../../eip712/order-hash.ts";
 import { type BookSide, TokenBook } from "./order-book.ts";
+import type { VenueReportSink } from "../../domain/venue-report.ts";
 
 // ---------------------------------------------------------------------------------------------
 // The venue's order id is the order's EIP-712 hash (docs/api.md#the-unsigned-order), the same digest the service signs over.
@@ -383,6 +384,7 @@ export class PaperVenue implements Venue {
       const fill: PaperFill = { taker_order_id: id, maker_order_id: f.maker.id, token_id: tokenId, price: f.price, size: f.size, usdc: notional, at: now };
       this.log(this.fills, fill);
       this.onFill?.(fill);
+      this.reportFill(fill, maker, rec);
     }
     if (fills.length) this.lastTrade.set(tokenId, fromUnits(fills[fills.length - 1].price, PRICE_DECIMALS));
 
@@ -612,6 +614,44 @@ export class PaperVenue implements Venue {
       const rec = this.orders.get(o.id);
       if (rec && rec.status === "live") rec.status = "cancelled";
       this.log(this.cancels, { order_id: o.id, reason: "expired", remaining: o.remaining, at: nowMs });
+      if (rec && rec.owner !== PAPER_BOOK_OWNER) {
+        this.sink?.report({ kind: "expired", ref: { venueOrderId: o.id }, source: "paper", sizeMatchedUnits: rec.filled_size, at: new Date(nowMs) });
+      }
+    }
+  }
+
+  private sink: VenueReportSink | null = null;
+  private tradeSeq = 0;
+
+  /**
+   * Reports every fill of an order placed here (the resting maker's and the incoming taker's) and every
+   * GTD expiry to `sink`, in-process, as the venue's user channel or the chain would: so agent X's
+   * resting buy, filled by agent Y's sell, becomes filled in the service (docs/decisions.md).
+   */
+  reportTo(sink: VenueReportSink): void {
+    this.sink = sink;
+  }
+
+  private reportFill(fill: PaperFill, maker: PaperOrder | undefined, taker: PaperOrder): void {
+    if (!this.sink) return;
+    const tradeId = `paper_${fill.at.toString(36)}_${(++this.tradeSeq).toString(36)}_${randomBytes(4).toString("hex")}`;
+    const at = new Date(fill.at);
+    const price = fromUnits(fill.price, PRICE_DECIMALS);
+    for (const o of [maker, taker]) {
+      if (!o || o.owner === PAPER_BOOK_OWNER) continue;
+      this.sink.report({
+        kind: "fill",
+        ref: { orderHash: o.id as `0x${string}`, venueOrderId: o.id },
+        source: "paper",
+        fillKey: `trade:${tradeId}`,
+        tradeId,
+        sharesUnits: fill.size,
+        usdcUnits: fill.usdc,
+        feeUnits: 0n,
+        price,
+        status: "confirmed",
+        at,
+      });
     }
   }
 

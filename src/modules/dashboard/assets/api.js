@@ -49,6 +49,7 @@ export function createApi({ onUnauthorized } = {}) {
     request,
     agents: () => get("/v1/agents?limit=200"),
     exposure: (id) => get(`/v1/agents/${encodeURIComponent(id)}/exposure`),
+    positions: (id) => get(`/v1/agents/${encodeURIComponent(id)}/positions`),
     kill: (id) => request("POST", `/v1/agents/${encodeURIComponent(id)}/kill`, { reason: "dashboard" }),
     resume: (id) => request("POST", `/v1/agents/${encodeURIComponent(id)}/resume`),
     cancelAll: (id) => request("POST", `/v1/agents/${encodeURIComponent(id)}/cancel-all`),

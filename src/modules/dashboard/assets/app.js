@@ -14,6 +14,7 @@ const state = {
   agents: [],
   markets: new Map(),
   exposures: new Map(),
+  positions: new Map(),
   killResults: new Map(),
   killing: new Set(),
   cancelResults: new Map(),
@@ -210,7 +211,9 @@ const LOADERS = {
     await Promise.all(
       agents.map(async (a) => {
         try {
-          state.exposures.set(a.id, await api.exposure(a.id));
+          const [exposure, positions] = await Promise.all([api.exposure(a.id), api.positions(a.id)]);
+          state.exposures.set(a.id, exposure);
+          state.positions.set(a.id, positions);
         } catch (e) {
           if (!(e instanceof ApiError && e.status === 404)) throw e;
         }
@@ -270,10 +273,11 @@ function renderAgents() {
   render(firm, [state.firm, state.firmBusy, state.firmResult], () =>
     firmControls(state.firm, { busy: state.firmBusy, result: state.firmResult, onKillAll: killAll, onResumeAll: resumeAll }),
   );
-  const data = [state.agents, [...state.exposures], [...state.killResults], [...state.killing], [...state.cancelResults], [...state.cancelling], state.markets.size];
+  const data = [state.agents, [...state.exposures], [...state.positions], [...state.killResults], [...state.killing], [...state.cancelResults], [...state.cancelling], state.markets.size];
   render(el, data, () =>
     agentCards(state.agents, {
       exposures: state.exposures,
+      positions: state.positions,
       killResults: state.killResults,
       killing: state.killing,
       marketName,

@@ -41,6 +41,53 @@ function exposureList(exposure, marketName) {
   );
 }
 
+/** The agent's positions per outcome token, from its fills (GET /v1/agents/{id}/positions; amounts are decimal strings). */
+function positionsList(positions, marketName) {
+  if (!positions) return h("p", { class: "muted" }, "Positions: loading…");
+  const held = positions.positions.filter((p) => p.shares !== "0" || p.realized_pnl_usdc !== "0");
+  if (!held.length) return h("p", { class: "muted", dataset: { testid: "positions" } }, "No positions.");
+  const pnl = (v) => (v === null ? "—" : h("span", { class: v.startsWith("-") ? "pnl neg" : "pnl" }, v));
+  return h(
+    "div",
+    { class: "scroll-x" },
+    h(
+    "table",
+    { class: "mini", dataset: { testid: "positions" } },
+    h("caption", {}, "Positions (from fills)"),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        h("th", { scope: "col" }, "Outcome"),
+        h("th", { scope: "col", class: "num" }, "Shares"),
+        h("th", { scope: "col", class: "num" }, "Avg price"),
+        h("th", { scope: "col", class: "num" }, "Mark"),
+        h("th", { scope: "col", class: "num" }, "Realized"),
+        h("th", { scope: "col", class: "num" }, "Unrealized"),
+      ),
+    ),
+    h(
+      "tbody",
+      {},
+      held.map((p) =>
+        h(
+          "tr",
+          {},
+          h("td", {}, marketName(p.token_id, p.condition_id)),
+          h("td", { class: "num" }, p.shares),
+          h("td", { class: "num" }, p.avg_price),
+          h("td", { class: "num" }, p.mark_price ?? "—"),
+          h("td", { class: "num" }, pnl(p.realized_pnl_usdc)),
+          h("td", { class: "num" }, pnl(p.unrealized_pnl_usdc)),
+        ),
+      ),
+    ),
+    ),
+  );
+}
+
 function killResult(result) {
   const flagged = result.failed.length;
   return h(
@@ -75,7 +122,7 @@ function cancelAllResult(result) {
   );
 }
 
-export function agentCards(agents, { exposures, killResults, killing, marketName, onKill, onResume, onEditLimits, onOrders, cancelResults = new Map(), cancelling = new Set(), onCancelAll = () => {} }) {
+export function agentCards(agents, { exposures, positions = new Map(), killResults, killing, marketName, onKill, onResume, onEditLimits, onOrders, cancelResults = new Map(), cancelling = new Set(), onCancelAll = () => {} }) {
   if (!agents.length) return [empty("No agents yet. Create one with POST /v1/agents; it will appear here.")];
   return agents.map((a) => {
     const tripped = a.breaker.state === "tripped";
@@ -96,6 +143,7 @@ export function agentCards(agents, { exposures, killResults, killing, marketName
       ),
       volumeBar(a.daily_volume),
       exposureList(exposures.get(a.id), marketName),
+      positionsList(positions.get(a.id), marketName),
       h(
         "div",
         { class: "actions" },

@@ -1,0 +1,93 @@
+/**
+ * A report of the venue's truth (a fill, a fill taken back, a cancel or expiry at the venue, a
+ * placement), delivered by the venue report sink to the order's actor. The actor applies it through
+ * the order lifecycle table (src/domain/order-lifecycle.ts): an event the table does not allow from
+ * the order's status is logged and ignored, never applied. It is the only writer of the order's status
+ * and of the agent's counts: the fill and the order's change are stored in one transaction, then the
+ * counts (daily volume, exposure, open orders, shares held) follow what was stored.
+ */
+import { fromStatuses, nextStatus, type OrderEvent, orderSharesUnits } from "../src/domain/order-lifecycle.ts";
+import type { VenueReport } from "../src/domain/venue-report.ts";
+import type { ActorCore } from "./actor-core.ts";
+import type { ActorLimits, FillOutcome, FillTotals, StoredOrder } from "./ports.ts";
+
+export type ReportResult = "applied" | "repeat" | "refused" | "not_found" | "unsupported";
+
+export async function applyVenueReport<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, orderId: string, r: VenueReport): Promise<ReportResult> {
+  const p = actor.requirePorts();
+  const refused = (status: string, event: OrderEvent): ReportResult => {
+    p.observer.warn("venue report not allowed by the order lifecycle: ignored", { order_id: orderId, status, event, source: r.source, kind: r.kind });
+    return "refused";
+  };
+  return actor.mailbox.send(async (): Promise<ReportResult> => {
+    if (r.kind === "fill" || r.kind === "fill_reverted") {
+      const fills = p.fills;
+      if (!fills) return "unsupported";
+      const revert = r.kind === "fill_reverted" || r.status === "failed";
+      let event: OrderEvent = "fill";
+      const decide = (order: R, totals: FillTotals) => {
+        const whole = order.typedData ? orderSharesUnits(order.typedData.message) : null;
+        event = revert ? "fill_reverted" : whole !== null && totals.sharesUnits >= whole ? "fill_complete" : "fill";
+        const to = nextStatus(order.status, event);
+        if (!to) return null;
+        const reason =
+          event === "fill_reverted"
+            ? `fill taken back (${r.kind === "fill_reverted" ? r.reason : "trade_failed"}, ${r.source})`
+            : event === "fill_complete"
+              ? `filled at the venue (${r.source})`
+              : `partly filled at the venue (${r.source})`;
+        return { to, reason };
+      };
+      const ref = { fillKey: r.fillKey, tradeId: r.kind === "fill" ? r.tradeId : undefined, txHash: r.kind === "fill" ? r.txHash : undefined, logIndex: r.kind === "fill" ? r.logIndex : undefined };
+      let out: FillOutcome<R>;
+      if (revert) {
+        out = await fills.revertFill(orderId, ref, decide);
+      } else {
+        const f = r as Extract<VenueReport, { kind: "fill" }>;
+        out = await fills.applyFill(
+          orderId,
+          {
+            fillKey: f.fillKey,
+            tradeId: f.tradeId,
+            txHash: f.txHash,
+            logIndex: f.logIndex,
+            blockNumber: f.blockNumber,
+            source: f.source,
+            price: f.price,
+            sharesUnits: f.sharesUnits,
+            usdcUnits: f.usdcUnits,
+            feeUnits: f.feeUnits,
+            status: f.status as Exclude<typeof f.status, "failed">,
+            at: f.at,
+          },
+          decide,
+        );
+      }
+      if (out.kind === "not_found") return "not_found";
+      if (out.kind === "refused") return refused(out.status, event);
+      if (!out.changed) return "repeat";
+      actor.recordFill(out.before, out.row, out.totals.sharesUnits - out.beforeTotals.sharesUnits, out.totals.sharesUnits);
+      return "applied";
+    }
+    const row = await p.orders.get(orderId);
+    if (!row) return "not_found";
+    const event: OrderEvent = r.kind === "cancelled" ? "venue_cancelled" : r.kind === "expired" ? "venue_expired" : "venue_placed";
+    const to = nextStatus(row.status, event);
+    if (!to) return refused(row.status, event);
+    if (to === row.status) return "repeat";
+    const reason = r.kind === "cancelled" ? `cancelled at the venue (${r.source})` : r.kind === "expired" ? `expired at the venue (${r.source})` : `resting at the venue (${r.source})`;
+    // What the venue says was matched in all (shares), at the order's limit price, when it is more
+    // than the fills reported: kept (a cancel never gives back traded volume).
+    let patch: { filledUnits?: bigint } = {};
+    if (r.kind !== "placed" && r.sizeMatchedUnits !== undefined && r.sizeMatchedUnits > 0n && row.typedData) {
+      const m = row.typedData.message;
+      const whole = orderSharesUnits(m);
+      const notional = BigInt(m.side === 0 ? m.makerAmount : m.takerAmount);
+      if (whole > 0n) patch = { filledUnits: (r.sizeMatchedUnits * notional) / whole };
+    }
+    const moved = await p.orders.transition(orderId, fromStatuses(event, to).filter((s) => s === row.status), to, reason, patch);
+    const now = moved ?? (await p.orders.get(orderId));
+    if (now) actor.apply(orderId, { status: now.status, venueOrderId: now.venueOrderId, filledUnits: now.filledUnits });
+    return moved ? "applied" : "repeat";
+  });
+}

@@ -1,0 +1,278 @@
+/**
+ * Fills in the database (the `fills` table): one row per fill of one order whoever reports it and
+ * however often. The order's row changes with it in the same transaction (its filled amount, its
+ * status as the actor's lifecycle table decides, its `order` event reporting the fill).
+ */
+import { and, asc, eq, inArray, ne, or, sql } from "drizzle-orm";
+import type { OrderStatus } from "../domain/order-status.ts";
+import type { Db } from "./database.ts";
+import { events, type FillRowStatus, fills, type OrderHistoryEntry, orders } from "./schema.ts";
+
+export type FillRow = typeof fills.$inferSelect;
+type OrderRow = typeof orders.$inferSelect;
+
+export interface FillInput {
+  fillKey: string;
+  tradeId?: string;
+  txHash?: string;
+  logIndex?: number;
+  blockNumber?: bigint;
+  source: string;
+  price: string;
+  sharesUnits: bigint;
+  usdcUnits: bigint;
+  feeUnits: bigint;
+  status: Exclude<FillRowStatus, "failed">;
+  at: Date;
+}
+
+/** What an order's counted fills add up to (failed ones count for nothing). */
+export interface FillTotals {
+  sharesUnits: bigint;
+  usdcUnits: bigint;
+}
+
+/**
+ * The actor's decision, from the order's status and its totals after the change: the next status
+ * and the reason, or null when the lifecycle table does not allow it (nothing is then written).
+ */
+export type FillDecision = (order: OrderRow, totals: FillTotals) => { to: OrderStatus; reason: string } | null;
+
+export type FillOutcome =
+  /** Applied: the order before and after, the fill as stored; `changed` false when nothing new was learned (a repeat). */
+  | { kind: "applied"; before: OrderRow; row: OrderRow; fill: FillRow; changed: boolean; totals: FillTotals; beforeTotals: FillTotals }
+  | { kind: "refused"; status: OrderStatus }
+  | { kind: "not_found" };
+
+const RANK: Record<FillRowStatus, number> = { matched: 1, retrying: 1, mined: 2, confirmed: 3, failed: 4 };
+
+class Refused extends Error {
+  constructor(readonly status: OrderStatus) {
+    super("refused by the order lifecycle");
+  }
+}
+
+export class FillStore {
+  constructor(
+    private readonly db: Db,
+    private readonly orderEvent: (row: OrderRow) => Record<string, unknown>,
+    private readonly now: () => Date,
+  ) {}
+
+  /** The order a source names, by its EIP-712 hash or the venue's id. */
+  async findOrder(ref: { orderHash?: string; venueOrderId?: string }): Promise<{ id: string; agentId: string } | null> {
+    const pick = { id: orders.id, agentId: orders.agentId };
+    const keys = [ref.orderHash?.toLowerCase(), ref.venueOrderId].filter((k): k is string => !!k);
+    for (const k of new Set(keys)) {
+      const [byHash] = await this.db.select(pick).from(orders).where(eq(orders.orderHash, k)).limit(1);
+      if (byHash) return byHash;
+    }
+    if (ref.venueOrderId) {
+      const [byVenue] = await this.db.select(pick).from(orders).where(eq(orders.venueOrderId, ref.venueOrderId)).limit(1);
+      if (byVenue) return byVenue;
+    }
+    return null;
+  }
+
+  /**
+   * Records one fill of `orderId` (a new one, or a repeat that may add a trade id, a transaction or a
+   * later status) and moves the order as `decide` says, in one transaction.
+   */
+  async applyFill(orderId: string, f: FillInput, decide: FillDecision): Promise<FillOutcome> {
+    const now = this.now();
+    try {
+      return await this.db.transaction(async (tx) => {
+        const [before] = await tx.select().from(orders).where(eq(orders.id, orderId)).for("update");
+        if (!before) return { kind: "not_found" as const };
+        const beforeTotals = await totalsOf(tx, orderId);
+        const match = [eq(fills.fillKey, f.fillKey)];
+        if (f.tradeId) match.push(eq(fills.tradeId, f.tradeId));
+        if (f.txHash && f.logIndex !== undefined) match.push(and(eq(fills.txHash, f.txHash), eq(fills.logIndex, f.logIndex))!);
+        const [existing] = await tx.select().from(fills).where(and(eq(fills.orderId, orderId), or(...match))).limit(1);
+        let fill: FillRow;
+        let changed = false;
+        if (existing) {
+          const set: Partial<FillRow> = {};
+          if (!existing.tradeId && f.tradeId) set.tradeId = f.tradeId;
+          if (!existing.txHash && f.txHash) {
+            set.txHash = f.txHash;
+            set.logIndex = f.logIndex ?? null;
+          }
+          if (f.blockNumber !== undefined && existing.blockNumber !== f.blockNumber) set.blockNumber = f.blockNumber;
+          if (existing.status !== "failed" && RANK[f.status] > RANK[existing.status]) set.status = f.status;
+          if (!existing.sources.includes(f.source)) set.sources = [...existing.sources, f.source];
+          if (Object.keys(set).length) {
+            [fill] = await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, existing.id)).returning();
+            changed = set.status !== undefined || set.tradeId !== undefined || set.txHash !== undefined;
+          } else {
+            fill = existing;
+          }
+        } else {
+          [fill] = await tx
+            .insert(fills)
+            .values({
+              orderId,
+              agentId: before.agentId,
+              orgId: before.orgId,
+              tokenId: before.marketId,
+              conditionId: before.conditionId,
+              side: before.side,
+              fillKey: f.fillKey,
+              tradeId: f.tradeId ?? null,
+              txHash: f.txHash ?? null,
+              logIndex: f.logIndex ?? null,
+              blockNumber: f.blockNumber ?? null,
+              source: f.source,
+              sources: [f.source],
+              price: f.price,
+              sharesUnits: f.sharesUnits,
+              usdcUnits: f.usdcUnits,
+              feeUnits: f.feeUnits,
+              status: f.status,
+              at: f.at,
+              createdAt: now,
+              updatedAt: now,
+            })
+            .returning();
+          changed = true;
+        }
+        const totals = await totalsOf(tx, orderId);
+        const decision = decide(before, totals);
+        if (!decision) throw new Refused(before.status);
+        if (!changed) return { kind: "applied" as const, before, row: before, fill, changed, totals, beforeTotals };
+        const row = await this.moveOrder(tx, before, decision, sql`greatest(${orders.filledUnits}, ${totals.usdcUnits.toString()}::bigint)`, fill, now);
+        return { kind: "applied" as const, before, row, fill, changed, totals, beforeTotals };
+      });
+    } catch (error) {
+      if (error instanceof Refused) return { kind: "refused", status: error.status };
+      throw error;
+    }
+  }
+
+  /** Takes back one fill (trade FAILED, block reorganised away): it counts for nothing from now on. */
+  async revertFill(orderId: string, ref: { fillKey: string; tradeId?: string; txHash?: string; logIndex?: number }, decide: FillDecision): Promise<FillOutcome> {
+    const now = this.now();
+    try {
+      return await this.db.transaction(async (tx) => {
+        const [before] = await tx.select().from(orders).where(eq(orders.id, orderId)).for("update");
+        if (!before) return { kind: "not_found" as const };
+        const beforeTotals = await totalsOf(tx, orderId);
+        const match = [eq(fills.fillKey, ref.fillKey)];
+        if (ref.tradeId) match.push(eq(fills.tradeId, ref.tradeId));
+        if (ref.txHash && ref.logIndex !== undefined) match.push(and(eq(fills.txHash, ref.txHash), eq(fills.logIndex, ref.logIndex))!);
+        const [existing] = await tx.select().from(fills).where(and(eq(fills.orderId, orderId), or(...match))).limit(1);
+        if (!existing || existing.status === "failed") {
+          // Nothing counted to take back (never seen, or already taken back).
+          const totals = await totalsOf(tx, orderId);
+          return existing ? { kind: "applied" as const, before, row: before, fill: existing, changed: false, totals, beforeTotals } : { kind: "not_found" as const };
+        }
+        const [fill] = await tx.update(fills).set({ status: "failed", updatedAt: now }).where(eq(fills.id, existing.id)).returning();
+        const totals = await totalsOf(tx, orderId);
+        const decision = decide(before, totals);
+        if (!decision) throw new Refused(before.status);
+        const filled = sql`greatest(${totals.usdcUnits.toString()}::bigint, ${orders.filledUnits} - ${existing.usdcUnits.toString()}::bigint)`;
+        const row = await this.moveOrder(tx, before, decision, filled, fill, now);
+        return { kind: "applied" as const, before, row, fill, changed: true, totals, beforeTotals };
+      });
+    } catch (error) {
+      if (error instanceof Refused) return { kind: "refused", status: error.status };
+      throw error;
+    }
+  }
+
+  /** An order's fills, oldest first. */
+  async fillsOf(orderId: string): Promise<FillRow[]> {
+    return this.db.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.at), asc(fills.id));
+  }
+
+  /** An agent's counted fills (not taken back), oldest first: its positions are made of them. */
+  async countedFillsOfAgent(agentId: string): Promise<FillRow[]> {
+    return this.db
+      .select()
+      .from(fills)
+      .where(and(eq(fills.agentId, agentId), ne(fills.status, "failed")))
+      .orderBy(asc(fills.at), asc(fills.id));
+  }
+
+  /** Shares held per outcome token from an agent's counted fills (buys less sells). */
+  async heldShares(agentId: string): Promise<Record<string, bigint>> {
+    const rows = await this.db
+      .select({
+        token: fills.tokenId,
+        shares: sql<string>`coalesce(sum(case when ${fills.side} = 'buy' then ${fills.sharesUnits} else -${fills.sharesUnits} end), 0)`,
+      })
+      .from(fills)
+      .where(and(eq(fills.agentId, agentId), ne(fills.status, "failed")))
+      .groupBy(fills.tokenId);
+    return Object.fromEntries(rows.map((r) => [r.token, BigInt(r.shares)]));
+  }
+
+  /** The filled shares of each order (counted fills). */
+  async filledShares(orderIds: string[]): Promise<Map<string, bigint>> {
+    if (!orderIds.length) return new Map();
+    const rows = await this.db
+      .select({ id: fills.orderId, shares: sql<string>`coalesce(sum(${fills.sharesUnits}), 0)` })
+      .from(fills)
+      .where(and(inArray(fills.orderId, orderIds), ne(fills.status, "failed")))
+      .groupBy(fills.orderId);
+    return new Map(rows.map((r) => [r.id, BigInt(r.shares)]));
+  }
+
+  private async moveOrder(
+    tx: Pick<Db, "update" | "insert">,
+    before: OrderRow,
+    decision: { to: OrderStatus; reason: string },
+    filled: ReturnType<typeof sql>,
+    fill: FillRow,
+    now: Date,
+  ): Promise<OrderRow> {
+    const statusChanged = decision.to !== before.status;
+    const entry: OrderHistoryEntry[] = [{ status: decision.to, at: now.toISOString(), reason: decision.reason }];
+    const [row] = await tx
+      .update(orders)
+      .set({
+        status: decision.to,
+        filledUnits: filled as unknown as bigint,
+        updatedAt: now,
+        ...(statusChanged ? { history: sql`(${orders.history}::jsonb || ${JSON.stringify(entry)}::jsonb)::text` as unknown as OrderHistoryEntry[] } : {}),
+      })
+      .where(eq(orders.id, before.id))
+      .returning();
+    await tx.insert(events).values({ orgId: row.orgId, agentId: row.agentId, type: "order", data: { ...this.orderEvent(row), fill: fillView(fill) }, createdAt: now });
+    return row;
+  }
+}
+
+async function totalsOf(tx: Pick<Db, "select">, orderId: string): Promise<FillTotals> {
+  const [t] = await tx
+    .select({ shares: sql<string>`coalesce(sum(${fills.sharesUnits}), 0)`, usdc: sql<string>`coalesce(sum(${fills.usdcUnits}), 0)` })
+    .from(fills)
+    .where(and(eq(fills.orderId, orderId), ne(fills.status, "failed")));
+  return { sharesUnits: BigInt(t?.shares ?? 0), usdcUnits: BigInt(t?.usdc ?? 0) };
+}
+
+/** A fill as the API shows it (GET /v1/orders/{id} `fills`, and the `fill` of an `order` event). */
+export function fillView(f: FillRow) {
+  return {
+    price: f.price,
+    shares: unitsText(f.sharesUnits),
+    usdc: unitsText(f.usdcUnits),
+    fee: unitsText(f.feeUnits),
+    source: f.source,
+    sources: f.sources,
+    trade_id: f.tradeId,
+    tx_hash: f.txHash,
+    log_index: f.logIndex,
+    status: f.status,
+    at: f.at.toISOString(),
+  };
+}
+
+/** 6-decimal units as exact decimal text (trailing zeros dropped). */
+export function unitsText(units: bigint): string {
+  const neg = units < 0n;
+  const abs = neg ? -units : units;
+  const whole = abs / 1_000_000n;
+  const frac = (abs % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "");
+  return `${neg ? "-" : ""}${whole}${frac ? `.${frac}` : ""}`;
+}

@@ -1,0 +1,64 @@
+/**
+ * The venue report sink (src/domain/venue-report.ts): where the sources of the venue's truth (the
+ * chain's OrderFilled logs, the venue's user channel and its REST catch-up, the paper venue) hand what
+ * they learn. It finds the order a report names (by its EIP-712 hash or the venue's id) and its agent,
+ * and delivers the report to the agent's actor as a message; the actor applies it through the order
+ * lifecycle table and is the only writer of the order's status and of the agent's counts.
+ *
+ * Reports about one order are delivered in the order they were handed in. `report` never throws: an
+ * order it cannot find is logged (debug: the paper venue's seeded book has no order here) and dropped.
+ */
+import type { ReportResult } from "../../../actors/apply-venue-report.ts";
+import type { FillStore } from "../../db/fill-store.ts";
+import type { VenueReport, VenueReportSink } from "../../domain/venue-report.ts";
+import type { Logger } from "../../observability/logger.ts";
+import type { AgentService } from "../agents/service.ts";
+
+export type DeliveryResult = ReportResult | "unknown_order" | "error";
+
+export class ActorVenueReportSink implements VenueReportSink {
+  /** The last delivery per order reference, so reports about one order apply in order. */
+  private readonly chains = new Map<string, Promise<DeliveryResult>>();
+  private readonly pending = new Set<Promise<DeliveryResult>>();
+
+  constructor(private readonly deps: { fills: Pick<FillStore, "findOrder">; agents: Pick<AgentService, "registry">; logger: Logger }) {}
+
+  report(r: VenueReport): void {
+    void this.deliver(r);
+  }
+
+  /** Delivers one report and resolves what the actor made of it (tests and sources that want to know). */
+  deliver(r: VenueReport): Promise<DeliveryResult> {
+    const key = (r.ref.orderHash ?? r.ref.venueOrderId ?? "").toLowerCase();
+    const previous = this.chains.get(key) ?? Promise.resolve<DeliveryResult>("applied");
+    const run = previous.then(() => this.deliverNow(r));
+    this.chains.set(key, run);
+    this.pending.add(run);
+    void run.finally(() => {
+      this.pending.delete(run);
+      if (this.chains.get(key) === run) this.chains.delete(key);
+    });
+    return run;
+  }
+
+  /** Resolves once every report handed in so far has been delivered. */
+  async settled(): Promise<void> {
+    while (this.pending.size) await Promise.allSettled([...this.pending]);
+  }
+
+  private async deliverNow(r: VenueReport): Promise<DeliveryResult> {
+    try {
+      const order = await this.deps.fills.findOrder(r.ref);
+      if (!order) {
+        this.deps.logger.debug("venue report for an order this service does not know: dropped", { kind: r.kind, source: r.source });
+        return "unknown_order";
+      }
+      const actor = await this.deps.agents.registry.get(order.agentId);
+      if (!actor) return "unknown_order";
+      return await actor.venueReport(order.id, r);
+    } catch (error) {
+      this.deps.logger.error("venue report could not be applied", { kind: r.kind, source: r.source, error });
+      return "error";
+    }
+  }
+}
