@@ -69,9 +69,18 @@ export async function runCancel<L extends ActorLimits, R extends StoredOrder>(ac
     // A venue confirms an order that already filled as "done" too: read what it holds, so a
     // fill is recorded as a fill (and keeps counting against the limits), not as a cancellation.
     // A read that fails or is refused (a payload agent's cancel with the owner's venue_auth: the
-    // service holds no credentials to read with) leaves the order `unknown`, never "nothing filled":
-    // its whole notional keeps counting until a source of the venue's truth settles it.
+    // service holds no credentials to read with) of an order the venue says was already done leaves it
+    // `unknown`, never "nothing filled": its whole notional keeps counting until a source of the venue's
+    // truth settles it.
     const read = await readVenueOrder(actor, row.agentId, venueOrderId);
+    if (read === "unreadable" && !result.already && venueAuth) {
+      // A payload order the venue cancelled while live, through the owner's own venue_auth: the service
+      // holds no credentials to read it with, by design. What it had filled is what the sources of the
+      // venue's truth reported (kept on the row; a fill reported later still counts, as the lifecycle
+      // allows). A delegated order's failed read is a fault, and leaves it `unknown` below.
+      const { row: done } = await settleOrder(actor, row.id, fromStatuses("cancel_confirmed"), "cancelled", "cancelled by the client");
+      return done ? { kind: "ok", order: done } : { kind: "invalid_state", detail: "the order was settled meanwhile" };
+    }
     if (read === "unreadable") {
       const { row: now } = await settleOrder(actor, row.id, fromStatuses("cancel_unreadable"), "unknown", "cancelled at the venue; what had filled could not be read");
       return now ? { kind: "ok", order: now } : { kind: "invalid_state", detail: "the order was settled meanwhile" };

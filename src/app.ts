@@ -146,7 +146,9 @@ export function createServices(parts: {
     clock,
     sink: reportSinkOverride ?? { report: (r) => (actorSink ?? loggingSink(logger)).report(r) },
   });
-  const balances = parts.balances ?? chain.balances ?? undefined;
+  const chainBalances = chain.balances;
+  const balances: PositionBalanceReader | undefined =
+    parts.balances ?? (chainBalances ? { heldShares: (wallet, tokenId) => chainBalances.readBalance(wallet, tokenId) } : undefined);
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
   const orderEvent = (row: OrderRow) => ({ order: toOrderModel(row) });

@@ -185,7 +185,7 @@ export const orders = pgTable(
 export type FillRowStatus = "matched" | "mined" | "confirmed" | "retrying" | "failed";
 
 /**
- * Fills of orders as the sources of the venue's truth report them (docs/api.md#fills). One row per
+ * Fills of orders as the sources of the venue's truth report them (docs/api.md#fills-and-the-venues-truth). One row per
  * fill of one order, whoever reports it and however often: keyed by `fill_key` (`trade:<id>` or
  * `tx:<hash>:<log index>`) and matched across sources by the trade id or the transaction hash and
  * log index a report carries. Amounts are 6-decimal base units.

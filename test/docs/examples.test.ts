@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
+import { Webhook } from "standardwebhooks";
 import { generatePrivateKey } from "viem/accounts";
 import type { BrokerClient } from "../../packages/sdk/src/client.ts";
 import { X402_ENV } from "../payments/x402-support.ts";
@@ -58,6 +59,13 @@ function markdownFiles(): string[] {
 const BLOCKS = markdownFiles().flatMap((f) => typescriptBlocks(f, readFileSync(join(ROOT, f), "utf8")));
 /** Blocks that are type-checked but cannot run here, with the reason. None today. */
 const NOT_RUN: Record<string, string> = {};
+
+/** A port nothing listens on now (the example's server takes it). */
+function freePort(): Promise<number> {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null) });
+  const port = s.port!;
+  return s.stop(true).then(() => port);
+}
 
 const slug = (id: string) => id.replace(/[^A-Za-z0-9]+/g, "-");
 
@@ -229,6 +237,41 @@ describe("TypeScript examples of the docs, run against the live service", () => 
         const orders = (await client.listOrders({ agent_id: agent.id })).data;
         expect(orders).toHaveLength(1);
         expect(["open", "filled", "cancelled"]).toContain(orders[0]!.status);
+        return;
+      }
+      if (b.code.includes("wh.verify(")) {
+        // The webhook receiver: messages signed with the same library and secret, a forged one, a repeat.
+        const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64")}`;
+        const port = await freePort();
+        const signer = new Webhook(secret);
+        const post = (id: string, body: string, signature?: string) => {
+          const ts = new Date();
+          return fetch(`http://127.0.0.1:${port}/`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(Math.floor(ts.getTime() / 1000)), "webhook-signature": signature ?? signer.sign(id, ts, body) },
+            body,
+          });
+        };
+        const statuses: number[] = [];
+        const body = JSON.stringify({ id: null, type: "webhook_test", timestamp: new Date().toISOString(), agent_id: null, data: {} });
+        const r = await run(
+          b,
+          "",
+          { BROKERAGE_WEBHOOK_SECRET: secret, PORT: String(port) },
+          {
+            stdoutMatches: [/listening/],
+            poke: {
+              act: async () => {
+                statuses.push((await post("msg_forged", body, "v1,AAAA")).status);
+                statuses.push((await post("msg_test_1", body)).status, (await post("msg_test_1", body)).status);
+              },
+              until: /^webhook_test msg_test_1$/m,
+            },
+          },
+        );
+        expect(statuses.slice(0, 3)).toEqual([400, 204, 204]);
+        expect(r.out.match(/msg_test_1/g)).toHaveLength(1);
+        expect(r.out).not.toContain("msg_forged");
         return;
       }
       throw new Error(`${b.id}: no way to run this block is known: teach this test to run it, or list it in NOT_RUN with the reason`);

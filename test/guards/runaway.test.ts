@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
-import { DEM_YES, expectInvalid, expectProblem, getAgent, MADRID_YES, newTrader, patchLimits, postIntent, type Trader } from "../support/payload.ts";
+import { DEM_YES, expectInvalid, expectProblem, getAgent, holdShares, MADRID_YES, newTrader, patchLimits, postIntent, type Trader } from "../support/payload.ts";
 import { type FakeClock, fakeClock, guardApp } from "./guard-app.ts";
 
 /** A buy resting below the ask: passes the eight checks on the default limits. */
@@ -37,6 +37,8 @@ describeEachDatabase("runaway guards", (_kind, database) => {
 
   test("duplicate window boundary: the same intent at window − 1 ms is refused, at the window accepted", async () => {
     const tr = await newTrader(t);
+    // The sell below sells shares the agent holds (a sell of shares not held fails insufficient_position).
+    await holdShares(t, tr);
     expect((await postIntent(t, tr, BUY)).status).toBe(201);
     clock.advance(4_999);
     const dup = await postIntent(t, tr, BUY);

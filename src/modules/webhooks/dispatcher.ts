@@ -177,11 +177,18 @@ export class WebhookDispatcher {
     }
     const ids = await db.select({ id: events.id }).from(events).where(gt(events.id, this.stable)).orderBy(asc(events.id)).limit(1000);
     const now = clock.now();
+    // Every gap of this read is noted at once (keyed by its first missing id), so a run of old gaps (ids
+    // of transactions rolled back long ago) is waited out once, not one gapWaitMs after another.
+    if (gapWaitMs > 0) {
+      let prev = this.stable;
+      for (const { id } of ids) {
+        if (id !== prev + 1 && !this.gaps.has(prev + 1)) this.gaps.set(prev + 1, now);
+        prev = id;
+      }
+    }
     for (const { id } of ids) {
       if (id !== this.stable + 1 && gapWaitMs > 0) {
-        const missing = this.stable + 1;
-        const seen = this.gaps.get(missing);
-        if (seen === undefined) this.gaps.set(missing, now);
+        const seen = this.gaps.get(this.stable + 1);
         if (seen === undefined || now - seen < gapWaitMs) break;
       }
       this.stable = id;

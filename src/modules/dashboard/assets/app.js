@@ -107,7 +107,6 @@ function start() {
   $("signed-in").hidden = false;
   $("sign-out").hidden = false;
   loadMarkets();
-  webhooks.checkNotice();
   state.stopLive = startLive({
     key: session.get(),
     onEvent(type, data) {
@@ -207,6 +206,12 @@ const LOADERS = {
     } catch (e) {
       if (!(e instanceof ApiError && e.status === 403)) throw e;
       state.firm = null;
+    }
+    // Webhooks are an organization key's: the disabled-endpoint notice is looked up once per sign-in,
+    // and not at all for an agent-scoped key (GET /v1/kill's 403 told).
+    if (state.firm && state.noticeCheckedFor !== session.get()) {
+      state.noticeCheckedFor = session.get();
+      void webhooks.checkNotice();
     }
     await Promise.all(
       agents.map(async (a) => {
