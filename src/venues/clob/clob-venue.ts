@@ -56,6 +56,7 @@ import {
 } from "../venue.ts";
 import { CancelCoalescer } from "./cancel-coalescer.ts";
 import { l2Headers } from "./l2-auth.ts";
+import { MarketChannel, type MarketChannelOptions } from "./market-channel.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 
 export const INITIAL_CURSOR = "MA==";
@@ -95,6 +96,18 @@ export interface ClobVenueOptions {
   coalesceCancels?: boolean;
   /** The service's clock: cache expiry, books' receipt time, L2 timestamps (default: the system clock). */
   clock?: Clock;
+  /**
+   * The market channel's URL (`/ws/market`): books are kept live from it (market-channel.ts) and
+   * GET /book is read only when the stream has no fresh book. Unset: every getBook reads GET /book.
+   */
+  marketWsUrl?: string;
+  /** Options of the market channel beyond its URL (tests: backoff, ping interval, idle time). */
+  marketChannel?: Omit<MarketChannelOptions, "url" | "clock">;
+  /**
+   * A stream book whose last update is older than this is not served; GET /book is read instead
+   * (default 30000 ms, half the default book_max_age_s, so a quiet book never reaches the risk check stale).
+   */
+  bookFreshMs?: number;
 }
 
 /** What serializePostOrderBody needs: a PostSignedOrder, or the same fields with an explicit owner. */
@@ -297,6 +310,11 @@ export class ClobVenue implements Venue {
   private versionCache: { version: number; expires: number } | null = null;
   private readonly coalescer: CancelCoalescer | null;
   private readonly clock: Clock;
+  /** The live books (null without marketWsUrl). */
+  readonly marketChannel: MarketChannel | null;
+  private readonly bookFreshMs: number;
+  /** GET /book answers for tokens whose stream book is in sync but quiet (see getBook). */
+  private readonly quietBooks = new Map<string, { at: number; book: OrderBook }>();
 
   constructor(opts: ClobVenueOptions) {
     this.name = opts.name ?? "clob";
@@ -313,6 +331,8 @@ export class ClobVenue implements Venue {
           (ids, credentials, signal) => this.cancelOrders({ venue_order_ids: ids, credentials }, { signal }),
         )
       : null;
+    this.marketChannel = opts.marketWsUrl ? new MarketChannel({ ...opts.marketChannel, url: opts.marketWsUrl, clock: this.clock }) : null;
+    this.bookFreshMs = opts.bookFreshMs ?? 30_000;
   }
 
   // ------------------------------------------------------------------ markets and books
@@ -345,11 +365,25 @@ export class ClobVenue implements Venue {
     return p;
   }
 
+  /**
+   * The token's book: the market channel's live book when it has a fresh one (synced since the last
+   * (re)subscription and updated within bookFreshMs), else GET /book. A token's first read subscribes it.
+   */
   async getBook(tokenId: string, opts?: CallOptions): Promise<OrderBook | null> {
+    const live = this.marketChannel?.book(tokenId);
+    const now = this.clock.now();
+    if (live) {
+      if (now - live.timestamp_ms <= this.bookFreshMs) return live;
+      // A quiet book on a live stream: one GET /book per bookFreshMs refreshes it, until the stream moves.
+      const read = this.quietBooks.get(tokenId);
+      if (read && read.at >= live.timestamp_ms && now - read.at <= this.bookFreshMs) return read.book;
+    } else this.quietBooks.delete(tokenId);
     const r = await this.call("GET", "/book", { query: { token_id: tokenId }, signal: opts?.signal });
     if (r.status === 404 || r.status === 400) return null;
     this.throwUnlessOk(r, "GET /book");
-    return normalizeClobBook(r.body, tokenId, this.clock.now());
+    const book = normalizeClobBook(r.body, tokenId, this.clock.now());
+    if (live && book) this.quietBooks.set(tokenId, { at: now, book });
+    return book;
   }
 
   // ------------------------------------------------------------------ orders
@@ -532,6 +566,7 @@ export class ClobVenue implements Venue {
   }
 
   async close(): Promise<void> {
+    this.marketChannel?.close();
     this.tokenCache.clear();
     this.listCache = null;
     this.versionCache = null;

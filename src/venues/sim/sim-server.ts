@@ -51,6 +51,7 @@ import { PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
 import type { Market, OrderMessage, OrderType } from "../venue.ts";
 import { selectOrderDomain } from "../../eip712/order-typed-data.ts";
 import { deriveApiCreds, verifyL1Headers } from "./l1-auth.ts";
+import { type SimChannel, SimChannels, type SimSocketData } from "./sim-channels.ts";
 import { mergeFaults, type SimCredential, type SimFaults, VenueSimState } from "./sim-state.ts";
 import { clobMarketJson, marketJson, orderJson, page, type SimTrade, tradeJson } from "./sim-wire.ts";
 import { verifyPostedOrder } from "./verify-posted-order.ts";
@@ -80,6 +81,8 @@ export interface VenueSimOptions {
 
 export interface VenueSim {
   url: string;
+  /** ws://host:port: the channels are at `${wsUrl}/ws/market` and `${wsUrl}/ws/user`. */
+  wsUrl: string;
   port: number;
   stop(): Promise<void>;
   state: VenueSimState;
@@ -122,6 +125,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     opts.markets !== undefined ? PaperVenue.fromEntries(opts.markets, paperOpts) : PaperVenue.fromFile(opts.marketsFile ?? DEFAULT_MARKETS_FILE, paperOpts);
   const state = new VenueSimState(venue);
   const random = opts.random ?? Math.random;
+  const channels = new SimChannels(venue, state, random);
   const pageSize = opts.marketsPageSize ?? 100;
   const dataPageSize = opts.dataPageSize ?? 100;
   const orderVersion = opts.orderVersion ?? 2;
@@ -219,6 +223,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     if (!r.ok) return { status: 200, body: { success: false, errorMsg: r.error, orderID: "", status: "", transactionsHashes: [], tradeIDs: [] } };
     state.recordOrder(cred.api_key, r.venue_order_id);
     const rec = venue.order(r.venue_order_id)!;
+    channels.placed(rec, trades);
     const usdc = fromUnits(rec.filled_usdc);
     const shares = fromUnits(rec.filled_size, SIZE_DECIMALS);
     return {
@@ -271,9 +276,12 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
         continue;
       }
       const out = venue.cancel(id);
-      if (out.kind === "cancelled") canceled.push(id);
-      else not_canceled[id] = "order can't be found - already canceled or matched";
+      if (out.kind === "cancelled") {
+        canceled.push(id);
+        channels.cancelled(out.order);
+      } else not_canceled[id] = "order can't be found - already canceled or matched";
     }
+    channels.flush();
     return { canceled, not_canceled };
   };
 
@@ -542,6 +550,12 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       return json(state.faults);
     }
     if (req.method === "GET" && path === "/_sim/faults") return json(state.faults);
+    if (req.method === "POST" && path === "/_sim/ws/drop") {
+      const b = await readJson(req);
+      const channel = b?.channel;
+      if (channel !== undefined && channel !== "market" && channel !== "user") return json({ error: "channel must be market or user" }, 400);
+      return json({ dropped: channels.drop(channel as SimChannel | undefined) });
+    }
     if (req.method === "GET" && path === "/_sim/stats") return json(state.stats());
     if (req.method === "POST" && path === "/_sim/reset") {
       state.reset();
@@ -550,14 +564,28 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     return json({ error: `no route ${req.method} ${path}` }, 404);
   };
 
-  const server = Bun.serve({
+  const server = Bun.serve<SimSocketData, never>({
     port: opts.port ?? 0,
     hostname: opts.hostname ?? "127.0.0.1",
     idleTimeout: 0, // injected latencies and held cancels may exceed the default 10 s
-    async fetch(req) {
+    websocket: {
+      idleTimeout: 0,
+      open: (ws) => channels.open(ws),
+      message: (ws, m) => channels.message(ws, m),
+      close: (ws) => channels.close(ws),
+    },
+    async fetch(req, srv) {
       const url = new URL(req.url);
       try {
         if (url.pathname.startsWith("/_sim/")) return await handleSim(req, url);
+        if (url.pathname === "/ws/market" || url.pathname === "/ws/user") {
+          const route = `GET ${url.pathname}`;
+          state.routes.set(route, (state.routes.get(route) ?? 0) + 1);
+          if (channels.refuseUpgrade()) return json({ error: "Service Unavailable (simulated fault)" }, 503);
+          const channel: SimChannel = url.pathname === "/ws/market" ? "market" : "user";
+          if (srv.upgrade(req, { data: { channel, subscribed: false, assets: new Set<string>() } })) return undefined as unknown as Response;
+          return json({ error: "expected a WebSocket upgrade" }, 400);
+        }
         const route = `${req.method} ${url.pathname.startsWith("/data/order/") ? "/data/order/{id}" : url.pathname}`;
         state.routes.set(route, (state.routes.get(route) ?? 0) + 1);
         await delay(state.faults.latency_ms, req);
@@ -571,11 +599,13 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
   const port = server.port as number;
   return {
     url: `http://${opts.hostname ?? "127.0.0.1"}:${port}`,
+    wsUrl: `ws://${opts.hostname ?? "127.0.0.1"}:${port}`,
     port,
     state,
     async stop() {
       stopping.abort();
       state.stopHeartbeats();
+      channels.stop();
       for (const release of [...held]) release();
       await server.stop(true);
     },
