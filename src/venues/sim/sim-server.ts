@@ -116,6 +116,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
         size: f.size,
         at_ms: f.at,
         transaction_hash: `0x${randomBytes(32).toString("hex")}`,
+        status: "MATCHED",
       };
       state.recordTrade(t);
       collecting?.push(t);
