@@ -54,7 +54,10 @@ export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
   const status = orderStatusFor(result.status);
   if (status === "filled" && filledUnits === 0n) filledUnits = order.notionalUnits;
   const reason = status === "filled" ? "matched at the venue" : status === "cancelled" ? "not matched (fill-or-kill / fill-and-kill)" : "resting at the venue";
-  const row = await p.orders.transition(order.id, ["submitting"], status, reason, { venueOrderId: result.venue_order_id, filledUnits });
+  const patch = { venueOrderId: result.venue_order_id, filledUnits };
+  const row = p.orders.transitionPlaced
+    ? await p.orders.transitionPlaced(order.id, status, reason, patch)
+    : await p.orders.transition(order.id, ["submitting"], status, reason, patch);
   if (status === "cancelled") {
     await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status: "open", filledUnits });
     await actor.transition(order.id, { status: "cancelled", filledUnits });

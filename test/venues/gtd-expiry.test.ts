@@ -61,7 +61,7 @@ describeEachDatabase("GTD expiry of payload orders", (kind, open) => {
     ];
     await database.db.insert(orders).values(rows);
     try {
-      const mine = (xs: { id: string }[]) => xs.filter((x) => x.id.includes(tag));
+      const mine = <T extends { id: string }>(xs: T[]): T[] => xs.filter((x) => x.id.includes(tag));
       expect(mine(await dueGtdPayloadOrders(database.db, now)).map((d) => d.id)).toEqual([rows[0].id, rows[1].id]);
 
       const reports: VenueReport[] = [];
