@@ -16,7 +16,10 @@
  * Medians of --rounds (3) rounds are printed with the machine (CPU model from /proc/cpuinfo).
  *
  * Options: --rounds N --latency MS --sequential N (200) --warmup N (20) --connections N --duration S
- *          --only stream|rest (repeatable) --cpu-prof DIR (services under `bun --cpu-prof`)
+ *          --only stream|rest|baseline (repeatable) --cpu-prof DIR (services under `bun --cpu-prof`)
+ *          --baseline DIR: also runs the service of another checkout (e.g. `git archive` of main before
+ *          issue 22, node_modules linked) as "baseline", in the same rounds
+ *          --phases sequential,payload,delegated (which measures to run)
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -44,7 +47,7 @@ const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const LIMITS = { ...BENCH_LIMITS, price_band: 0.5, book_max_age_s: 86_400 };
 
 function parseArgs(argv: string[]) {
-  const o = { rounds: 3, only: [] as string[], pg: "", latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated" };
+  const o = { rounds: 3, only: [] as string[], pg: "", latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "" };
   return parseOptions(argv, o, {
     "--latency": (v) => (o.latency = Number(v())),
     "--sequential": (v) => (o.sequential = Number(v())),
@@ -53,6 +56,7 @@ function parseArgs(argv: string[]) {
     "--duration": (v) => (o.duration = Number(v())),
     "--cpu-prof": (v) => (o.cpuProf = v()),
     "--phases": (v) => (o.phases = v()),
+    "--baseline": (v) => (o.baseline = v()),
   });
 }
 
@@ -76,13 +80,14 @@ const venueRequests = async (): Promise<number> => {
     .reduce((a, [, n]) => a + n, 0);
 };
 
-async function startService(name: string, env: Record<string, string>, cpuProf: string, connections: number): Promise<Svc> {
+async function startService(name: string, env: Record<string, string>, cpuProf: string, connections: number, root?: string): Promise<Svc> {
   const { base, child, key } = await startServiceProcess({
     kind: "pglite",
     env: { VENUE: "clob", VENUE_URL: simUrl.value, ...env },
     name,
     maxLineChars: 400,
     orgName: `venue bench ${name}`,
+    ...(root ? { root } : {}),
     ...(cpuProf ? { bunArgs: ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=service-${name}.cpuprofile`] } : {}),
   });
   const auth = { "x-api-key": key };
@@ -187,6 +192,7 @@ await runMain(async () => {
   const services: Svc[] = [];
   if (wanted(o, "stream")) services.push(await startService("stream", {}, o.cpuProf, o.connections));
   if (wanted(o, "rest")) services.push(await startService("rest", { VENUE_WS_URL: "off" }, o.cpuProf, o.connections));
+  if (o.baseline && wanted(o, "baseline")) services.push(await startService("baseline", {}, o.cpuProf, o.connections, o.baseline));
 
   const rows = new Map<string, { p50: number[]; p99: number[]; calls: number[]; payloadRps: number[]; delegatedRps: number[] }>();
   for (const s of services) rows.set(s.name, { p50: [], p99: [], calls: [], payloadRps: [], delegatedRps: [] });
