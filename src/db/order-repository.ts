@@ -204,8 +204,8 @@ export class OrderRepository {
   /**
    * transition(id, ["submitting"], to, reason, {venueOrderId, filledUnits}) for an order the venue has
    * just answered, group-committed with the other placements answered at the same moment (as inserts
-   * are, BatchWriter): per batch one UPDATE … FROM (VALUES …), one read of the changed rows and one
-   * multi-row insert of their `order` events, in one transaction. A delegated intent's status write
+   * are, BatchWriter): per batch one UPDATE … FROM (VALUES …) … RETURNING and one multi-row insert
+   * of their `order` events, in one transaction. A delegated intent's status write
    * was one transaction of two statements of its own, most of such an intent's CPU on PGlite
    * (docs/benchmarks.md, "Delegated intents"). Answers the row, or null when it was not `submitting`.
    */
@@ -227,14 +227,18 @@ export class OrderRepository {
       sql`, `,
     );
     await this.db.transaction(async (tx) => {
-      const result = (await tx.execute(
-        sql`update orders as o set status = v.status, updated_at = v.at, history = (o.history::jsonb || v.entry)::text, venue_order_id = v.vid, filled_units = v.filled
-            from (values ${values}) as v(id, status, at, entry, vid, filled)
-            where o.id = v.id and o.status = 'submitting' returning o.id`,
-      )) as unknown as { id: string }[] | { rows: { id: string }[] };
-      const ids = (Array.isArray(result) ? result : result.rows).map((r) => r.id);
-      if (!ids.length) return;
-      const rows = await tx.select().from(orders).where(inArray(orders.id, ids));
+      const rows = (await tx
+        .update(orders)
+        .set({
+          status: sql`v.status`,
+          updatedAt: sql`v.at`,
+          history: sql`(${orders.history}::jsonb || v.entry)::text`,
+          venueOrderId: sql`v.vid`,
+          filledUnits: sql`v.filled`,
+        })
+        .from(sql`(values ${values}) as v(id, status, at, entry, vid, filled)`)
+        .where(and(sql`${orders.id} = v.id`, eq(orders.status, "submitting")))
+        .returning()) as unknown as OrderRow[];
       for (const r of rows) this.placedRows.set(r.id, r);
       await this.orderEvents(tx, rows, items[items.length - 1].at);
     });

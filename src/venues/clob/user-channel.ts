@@ -8,7 +8,7 @@
  *   the API key, to recognise its own legs in a trade's `maker_orders`.
  * - Reconnection with exponential backoff and jitter; `PING` every 10 s; a connection silent for three
  *   intervals is taken as dead.
- * - After each connect (start-up included), once subscribed: GET /data/trades (after the last trade
+ * - After each connect (start-up included), once subscribed, and every `catchUpEveryMs` (5 min): GET /data/trades (after the last trade
  *   time seen, less a minute; at start-up after `since`) and GET /data/orders, both paged. Trades
  *   become fills as on the channel (source `rest`); orders the service holds open (`openOrders`) that
  *   the venue no longer lists are read with GET /data/order/{id}: a cancelled one is reported
@@ -52,6 +52,8 @@ export interface UserChannelOptions {
   backoffMaxMs?: number;
   WebSocket?: typeof WebSocket;
   logger?: UserChannelLogger;
+  /** A REST catch-up also runs this often on a subscribed connection (periodic reconciliation; default 5 min, 0: never). */
+  catchUpEveryMs?: number;
 }
 
 export interface FollowOptions {
@@ -88,6 +90,8 @@ interface Follow {
   catchUps: number;
   lastCatchUpError: string | null;
   catchUp: Promise<void> | null;
+  /** When the last catch-up started (epoch ms). */
+  lastCatchUpAt: number;
   stopped: boolean;
 }
 
@@ -108,6 +112,7 @@ export class UserChannel {
   private readonly backoffMax: number;
   private readonly WS: typeof WebSocket;
   private readonly logger?: UserChannelLogger;
+  private readonly catchUpEveryMs: number;
   private readonly follows = new Map<string, Follow>();
   private timer: ReturnType<typeof setInterval> | null = null;
 
@@ -123,6 +128,7 @@ export class UserChannel {
     this.backoffMax = opts.backoffMaxMs ?? 30_000;
     this.WS = opts.WebSocket ?? globalThis.WebSocket;
     this.logger = opts.logger;
+    this.catchUpEveryMs = opts.catchUpEveryMs ?? 300_000;
   }
 
   /** Follows one credential set under `id` (one connection per id); a second call for the same id changes nothing. */
@@ -144,6 +150,7 @@ export class UserChannel {
       catchUps: 0,
       lastCatchUpError: null,
       catchUp: null,
+      lastCatchUpAt: 0,
       stopped: false,
     };
     this.follows.set(id, f);
@@ -309,6 +316,7 @@ export class UserChannel {
           // onclose reconnects
         }
       }
+      if (this.catchUpEveryMs > 0 && !f.catchUp && now - f.lastCatchUpAt >= this.catchUpEveryMs) void this.startCatchUp(f);
     }
   }
 
@@ -351,6 +359,7 @@ export class UserChannel {
 
   private startCatchUp(f: Follow): Promise<void> {
     if (f.catchUp) return f.catchUp;
+    f.lastCatchUpAt = this.clock.now();
     const run = this.catchUp(f)
       .then(() => {
         f.catchUps++;
