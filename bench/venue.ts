@@ -2,7 +2,7 @@
  * Venue-facing intent benchmark: `bun run bench/venue.ts`.
  *
  * The venue simulator (`bun run venue-sim`) and the service (`bun run src/main.ts`, VENUE=clob against
- * it, PGlite) each in their own process on 127.0.0.1. Two services run side by side in the same rounds:
+ * it, PGlite or with --db postgres a bench database at --pg) each in their own process on 127.0.0.1. Two services run side by side in the same rounds:
  *
  *   stream  the default: books kept live from the simulator's /ws/market (VENUE_WS_URL derived from VENUE_URL)
  *   rest    the baseline: VENUE_WS_URL=off, every intent reads GET /book as before issue 22
@@ -28,6 +28,10 @@ import type { Subprocess } from "bun";
 import {
   BENCH_LIMITS,
   call,
+  createBenchDb,
+  type DatabaseKind,
+  DEFAULT_PG,
+  dropBenchDb,
   expectStatus,
   freePort,
   median,
@@ -47,7 +51,7 @@ const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const LIMITS = { ...BENCH_LIMITS, price_band: 0.5, book_max_age_s: 86_400 };
 
 function parseArgs(argv: string[]) {
-  const o = { rounds: 3, only: [] as string[], pg: "", latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "" };
+  const o = { rounds: 3, only: [] as string[], pg: DEFAULT_PG, latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "", db: "pglite" as DatabaseKind };
   return parseOptions(argv, o, {
     "--latency": (v) => (o.latency = Number(v())),
     "--sequential": (v) => (o.sequential = Number(v())),
@@ -57,6 +61,7 @@ function parseArgs(argv: string[]) {
     "--cpu-prof": (v) => (o.cpuProf = v()),
     "--phases": (v) => (o.phases = v()),
     "--baseline": (v) => (o.baseline = v()),
+    "--db": (v) => (o.db = v() === "postgres" ? "postgres" : "pglite"),
   });
 }
 
@@ -81,8 +86,11 @@ const venueRequests = async (): Promise<number> => {
 };
 
 async function startService(name: string, env: Record<string, string>, cpuProf: string, connections: number, root?: string): Promise<Svc> {
+  const db = opts.db;
+  if (db === "postgres") await createBenchDb(opts.pg, `bench_venue_${name}`);
   const { base, child, key } = await startServiceProcess({
-    kind: "pglite",
+    kind: db,
+    databaseUrl: `${opts.pg}/bench_venue_${name}`,
     env: { VENUE: "clob", VENUE_URL: simUrl.value, ...env },
     name,
     maxLineChars: 400,
@@ -180,11 +188,14 @@ function cpuModel(): string {
   }
 }
 
+const opts = parseArgs(Bun.argv.slice(2));
+
 await runMain(async () => {
-  const o = parseArgs(Bun.argv.slice(2));
-  console.log(`bench/venue.ts ${new Date().toISOString()} — ${cpus().length} CPUs, ${cpuModel()}`);
+  const o = opts;
+  console.log(`bench/venue.ts ${new Date().toISOString()} — ${cpus().length} CPUs, ${cpuModel()}, ${o.db}`);
   const port = await freePort();
-  const sim = spawnLogged(["bun", "run", "venue-sim", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim", 400);
+  // The simulator itself (not `bun run venue-sim`, whose pid is a wrapper): its CPU is read from /proc.
+  const sim = spawnLogged(["bun", "src/venues/sim/main.ts", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim", 400);
   simUrl.value = `http://127.0.0.1:${port}`;
   simPid.value = sim.pid;
   await waitHealthy(simUrl.value, sim, "venue simulator", { path: "/ok" });
@@ -229,6 +240,7 @@ await runMain(async () => {
     );
   }
   for (const s of services) await stopChild(s.child);
+  if (o.db === "postgres") for (const s of services) await dropBenchDb(o.pg, `bench_venue_${s.name}`);
   await stopChild(sim);
   await stopAll();
   removeTempDirs();
