@@ -32,13 +32,16 @@
  *
  * Test controls (no auth, no injected latency):
  *   POST /_sim/credentials, POST /_sim/wallets {wallet, owner}, POST /_sim/faults (partial updates, see
- *   SimFaults), GET /_sim/faults, GET /_sim/stats → {posts: {id: n}, cancels: {id: n}}, POST /_sim/reset
- *   (faults and stats).
+ *   SimFaults), GET /_sim/faults, GET /_sim/stats → {requests: {"METHOD /route": n}, posts: {id: n},
+ *   cancels: {id: n}}, POST /_sim/reset (faults and stats), POST /_sim/ws/drop {channel?} (closes open
+ *   sockets abruptly).
+ * Channels: /ws/market and /ws/user in Polymarket's message shapes (sim-channels.ts).
  * Faults: latency_ms before answering every venue call; cancel_latency_ms more on cancels;
  * cancel_hang_ratio of cancels are never answered (held until the client goes away or the server
  * stops; nothing is cancelled); cancel_error_ratio of cancels are answered cancel_error_status with
  * {error} (429 with Retry-After: cancel_retry_after_s; nothing is cancelled); error_ratio of posts are
- * answered 500 {error} (order not placed).
+ * answered 500 {error} (order not placed); ws_delay_ms, ws_drop_ratio, ws_refuse_ratio, trade_mine_ms and
+ * trade_fail_ratio act on the channels (sim-channels.ts).
  */
 
 import { createHash, randomBytes, randomUUID } from "node:crypto";
