@@ -367,11 +367,13 @@ export class ClobVenue implements Venue {
 
   /**
    * The token's book: the market channel's live book when it has a fresh one (synced since the last
-   * (re)subscription and updated within bookFreshMs), else GET /book. A token's first read subscribes it.
+   * (re)subscription and updated within bookFreshMs), else GET /book. The first read of a token known
+   * as a market's (getMarketByToken or listMarkets named it) subscribes it.
    */
   async getBook(tokenId: string, opts?: CallOptions): Promise<OrderBook | null> {
-    const live = this.marketChannel?.book(tokenId);
     const now = this.clock.now();
+    // Only tokens the venue has named as a market's are subscribed: junk ids never open subscriptions.
+    const live = this.isKnownToken(tokenId) ? this.marketChannel!.book(tokenId) : null;
     if (live) {
       if (now - live.timestamp_ms <= this.bookFreshMs) return live;
       // A quiet book on a live stream: one GET /book per bookFreshMs refreshes it, until the stream moves.
@@ -383,7 +385,23 @@ export class ClobVenue implements Venue {
     this.throwUnlessOk(r, "GET /book");
     const book = normalizeClobBook(r.body, tokenId, this.clock.now());
     if (live && book) this.quietBooks.set(tokenId, { at: now, book });
+    else if (!live && book && this.marketChannel) {
+      // An intent resolves its market beside its book: once the venue names the token, it is subscribed.
+      if (this.isKnownToken(tokenId)) this.marketChannel.book(tokenId);
+      else
+        void this.tokenInflight.get(tokenId)?.then(
+          (m) => m && this.isKnownToken(tokenId) && this.marketChannel?.book(tokenId),
+          () => {},
+        );
+    }
     return book;
+  }
+
+  /** With a market channel: the token belongs to a market the venue named (getMarketByToken, listMarkets). */
+  private isKnownToken(tokenId: string): boolean {
+    if (!this.marketChannel) return false;
+    if (this.tokenCache.get(tokenId)?.market) return true;
+    return this.listCache?.markets.some((m) => m.tokens.some((t) => t.token_id === tokenId)) === true;
   }
 
   // ------------------------------------------------------------------ orders
