@@ -129,6 +129,31 @@ describe("live books from /ws/market", () => {
     expect(ch.stats().reconnects).toBeGreaterThanOrEqual(1);
   });
 
+  test("faults: delayed messages arrive late; dropped ones leave the book behind until a resubscription", async () => {
+    const ch = venue.marketChannel!;
+    await venue.getBook(yes);
+    await until("synced", () => ch.isSynced(yes));
+    // The stream's own book (never GET /book).
+    const level = async (price: string) => ch.book(yes)?.bids.find((l) => toUnits(l.price, 6) === toUnits(price, 6))?.size;
+    expect((await post("/_sim/faults", { ws_delay_ms: 300 })).status).toBe(200);
+    const t0 = Date.now();
+    const a = await venue.placeDelegatedOrder({ credentials: CREDS, client_order_id: "d1", order: msg(yes, "buy", "0.21", "6"), order_type: "GTC", expiration: "0" });
+    expect(a.ok).toBe(true);
+    await Bun.sleep(100);
+    expect(await level("0.21")).toBeUndefined(); // not yet
+    await until("the delayed price_change", async () => (await level("0.21")) !== undefined);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(280);
+    expect((await post("/_sim/faults", { ws_delay_ms: 0, ws_drop_ratio: 1 })).status).toBe(200);
+    const b = await venue.placeDelegatedOrder({ credentials: CREDS, client_order_id: "d2", order: msg(yes, "buy", "0.22", "6"), order_type: "GTC", expiration: "0" });
+    expect(b.ok).toBe(true);
+    await Bun.sleep(200);
+    expect(await level("0.22")).toBeUndefined(); // lost: no sequence number tells the client
+    expect((await post("/_sim/faults", { ws_drop_ratio: 0 })).status).toBe(200);
+    await post("/_sim/ws/drop", { channel: "market" }); // the resubscription's snapshot repairs the book
+    await until("the snapshot after reconnecting", async () => ch.isSynced(yes) && (await level("0.22")) !== undefined);
+    for (const r of [a, b]) if (r.ok) await venue.cancelOrder({ venue_order_id: r.venue_order_id, credentials: CREDS });
+  });
+
   test("at most N tokens per connection, idle tokens dropped", async () => {
     const tokens = markets.flatMap((m) => m.tokens.map((t) => t.token_id));
     let now = Date.now();
