@@ -1,0 +1,95 @@
+/**
+ * Composition of the venue's truth sources this branch adds (issue 22 items 3 and 10), for the
+ * composition root: the user channel for delegated agents (one connection per agent's credential set,
+ * credentials opened per use through the CredentialsService) and the GTD expiry of payload orders.
+ * Both hand VenueReports to `sink`; neither writes an order.
+ *
+ * The caller (main.ts, after the sink exists) starts it once the service is up, tells it when an agent's
+ * credentials are stored (`followAgent`) or deleted (`unfollowAgent`), and stops it before the database
+ * closes.
+ */
+import { and, eq, isNotNull } from "drizzle-orm";
+import type { Config } from "./config.ts";
+import type { Db } from "./db/database.ts";
+import { dueGtdPayloadOrders } from "./db/due-gtd-orders.ts";
+import { credentials, orders } from "./db/schema.ts";
+import type { Clock } from "./domain/clock.ts";
+import type { VenueCredentials } from "./domain/venue-credentials.ts";
+import type { VenueReportSink } from "./domain/venue-report.ts";
+import { UserChannel } from "./venues/clob/user-channel.ts";
+import { GtdExpiry } from "./venues/gtd-expiry.ts";
+
+export interface VenueSourcesDeps {
+  config: Pick<Config, "venue" | "venueUrl" | "venueWsUrl" | "venueTimeoutMs">;
+  db: Db;
+  /** CredentialsService.withAgentCredentials: the agent's credentials opened for one use, or null without any. */
+  withAgentCredentials<T>(agentId: string, fn: (c: VenueCredentials) => Promise<T>): Promise<T | null>;
+  sink: VenueReportSink;
+  clock: Clock;
+  logger: { info(msg: string, fields?: Record<string, unknown>): void; warn(msg: string, fields?: Record<string, unknown>): void; error(msg: string, fields?: Record<string, unknown>): void };
+  /** How often the GTD expiry runs (default 1000 ms). */
+  gtdEveryMs?: number;
+  /** Options of the user channel beyond its URLs (tests: backoff, catch-up interval). */
+  userChannel?: { backoffMinMs?: number; backoffMaxMs?: number; catchUpEveryMs?: number; pingIntervalMs?: number };
+}
+
+export interface VenueSources {
+  /** Null unless VENUE=clob with a WebSocket URL (VENUE_WS_URL not off). */
+  readonly userChannel: UserChannel | null;
+  readonly gtdExpiry: GtdExpiry;
+  /** Follows the agent's credential set on the user channel (its catch-up runs once subscribed). */
+  followAgent(agentId: string): void;
+  unfollowAgent(agentId: string): void;
+  stop(): Promise<void>;
+}
+
+/** Starts the GTD expiry job, and the user channel for every agent with stored credentials. */
+export async function startVenueSources(deps: VenueSourcesDeps): Promise<VenueSources> {
+  const { config, db, sink, clock, logger } = deps;
+  const gtdExpiry = new GtdExpiry({ listDue: (nowSec) => dueGtdPayloadOrders(db, nowSec), sink, clock });
+  gtdExpiry.start(deps.gtdEveryMs ?? 1000, (error) => logger.error("GTD expiry failed", { error }));
+
+  const wsBase = config.venue === "clob" ? config.venueWsUrl : null;
+  const userChannel =
+    wsBase && config.venueUrl
+      ? new UserChannel({ url: `${wsBase}/ws/user`, restUrl: config.venueUrl, sink, clock, timeoutMs: config.venueTimeoutMs, logger, ...deps.userChannel })
+      : null;
+
+  const followAgent = (agentId: string) => {
+    if (!userChannel) return;
+    userChannel.follow(
+      agentId,
+      async (use) => {
+        const r = await deps.withAgentCredentials(agentId, async (c) => ({ value: await use(c) }));
+        if (r === null) throw new Error("the agent has no stored credentials");
+        return r.value;
+      },
+      {
+        openOrders: async () =>
+          (
+            await db
+              .select({ id: orders.venueOrderId })
+              .from(orders)
+              .where(and(eq(orders.agentId, agentId), eq(orders.status, "open"), isNotNull(orders.venueOrderId)))
+          ).map((r) => r.id!),
+      },
+    );
+  };
+
+  if (userChannel) {
+    const rows = await db.select({ agentId: credentials.agentId }).from(credentials);
+    for (const r of rows) followAgent(r.agentId);
+    logger.info("venue user channel: following delegated agents", { agents: rows.length, url: `${wsBase}/ws/user` });
+  } else logger.info("venue user channel: off (VENUE=clob with VENUE_WS_URL)");
+
+  return {
+    userChannel,
+    gtdExpiry,
+    followAgent,
+    unfollowAgent: (agentId) => userChannel?.unfollow(agentId),
+    async stop() {
+      await gtdExpiry.stop();
+      await userChannel?.close();
+    },
+  };
+}
