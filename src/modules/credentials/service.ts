@@ -67,14 +67,6 @@ export function validateScopes(scopes: readonly string[]): CredentialScope[] {
 const haltedByKill = (b: BreakerState) => b.state === "tripped" && b.reason !== null && HALT_REASONS.has(b.reason);
 
 export class CredentialsService {
-  /**
-   * Each delegated agent's sealed credential bytes (ciphertext only, never plaintext), with the time
-   * they were stored: read from the database once per credential set instead of once per venue call
-   * (docs/benchmarks.md, "Delegated intents"). The agent's actor says which set is current (its view's
-   * credentials.createdAt), so a rotation or a deletion is never served from here.
-   */
-  private readonly sealedCache = new Map<string, { storedAt: number; sealed: Uint8Array }>();
-
   constructor(private readonly deps: CredentialsServiceDeps) {}
 
   /** POST /v1/agents/{id}/creds: confirms, seals and stores the credentials; 200 Agent in delegated mode. */
@@ -123,26 +115,10 @@ export class CredentialsService {
    */
   async withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>): Promise<T | null> {
     const { agents, vault } = this.deps;
-    const actor = await agents.registry.get(agentId);
-    const view = actor?.view();
-    const current = view?.credentials;
-    if (!actor || !view || !current) {
-      this.sealedCache.delete(agentId);
-      if (!actor) return null;
-    }
-    const storedAt = current ? current.createdAt.getTime() : Number.NaN;
-    let sealed = this.sealedCache.get(agentId);
-    if (!sealed || sealed.storedAt !== storedAt) {
-      const bytes = await agents.store.sealedCredentials(agentId);
-      if (!bytes) {
-        this.sealedCache.delete(agentId);
-        return null;
-      }
-      sealed = { storedAt, sealed: bytes };
-      if (current) this.sealedCache.set(agentId, sealed);
-    }
-    const address = view!.profile.signerAddress;
-    return vault.withOpened(sealed.sealed, async (opened) => {
+    const [sealed, actor] = await Promise.all([agents.store.sealedCredentials(agentId), agents.registry.get(agentId)]);
+    if (!sealed || !actor) return null;
+    const address = actor.view().profile.signerAddress;
+    return vault.withOpened(sealed, async (opened) => {
       const creds: VenueCredentials = { api_key: opened.api_key, api_secret: opened.api_secret, address };
       if (opened.passphrase !== undefined) creds.passphrase = opened.passphrase;
       try {
