@@ -380,7 +380,7 @@ export class UserChannel {
     const held = f.opts.openOrders ? await f.opts.openOrders() : [];
     const now = new Date(this.clock.now());
     const after = f.lastTradeAt > 0 ? Math.max(0, Math.floor((f.lastTradeAt - CATCH_UP_OVERLAP_MS) / 1000)) : null;
-    const { trades, open, closed } = await f.open(async (c) => {
+    const { trades, closed } = await f.open(async (c) => {
       f.keyTag = tagOf(c.api_key);
       const trades = await this.pages(c, "/data/trades", after !== null ? { after: String(after) } : {});
       const open = await this.pages(c, "/data/orders", {});
@@ -390,7 +390,7 @@ export class UserChannel {
         if (openIds.has(id.toLowerCase())) continue;
         closed.push({ id, order: await this.readOrder(c, id) });
       }
-      return { trades, open, closed };
+      return { trades, closed };
     });
     const traded = new Set<string>();
     for (const t of trades) {
@@ -399,7 +399,6 @@ export class UserChannel {
       this.noteTradeTime(f, t, now);
       this.deliver(reports);
     }
-    void open;
     for (const { id, order } of closed) {
       if (order) {
         const status = String(order.status ?? "").toUpperCase().replace(/^ORDER_STATUS_/, "");
