@@ -55,7 +55,12 @@ export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
   const status = orderStatusFor(result.status);
   if (status === "filled" && filledUnits === 0n) filledUnits = order.notionalUnits;
   const reason = status === "filled" ? "matched at the venue" : status === "cancelled" ? "not matched (fill-or-kill / fill-and-kill)" : "resting at the venue";
-  const row = await p.orders.transition(order.id, fromStatuses(placementEvent(status)), status, reason, { venueOrderId: result.venue_order_id, filledUnits });
+  const patch = { venueOrderId: result.venue_order_id, filledUnits };
+  // The placement events of the lifecycle table all leave `submitting`: the group-committed write
+  // (transitionPlaced) moves only a submitting row, as the table says.
+  const row = p.orders.transitionPlaced
+    ? await p.orders.transitionPlaced(order.id, status, reason, patch)
+    : await p.orders.transition(order.id, fromStatuses(placementEvent(status)), status, reason, patch);
   if (status === "cancelled") {
     await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status: "open", filledUnits });
     await actor.transition(order.id, { status: "cancelled", filledUnits });

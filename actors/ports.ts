@@ -227,6 +227,11 @@ export interface OrderStore<R extends StoredOrder = StoredOrder> {
   get(id: string): Promise<R | null>;
   transition(id: string, from: OrderStatus[], to: OrderStatus, reason: string | null, patch?: StatusPatch): Promise<R | null>;
   transitionMany(ids: string[], from: OrderStatus[], to: OrderStatus, reason: string, patch?: StatusPatch): Promise<string[]>;
+  /**
+   * transition(id, ["submitting"], to, reason, patch) for a placement the venue answered, which a store
+   * may group-commit with others (the SQL store does); optional: transition is used without it.
+   */
+  transitionPlaced?(id: string, to: OrderStatus, reason: string, patch: { venueOrderId: string; filledUnits: bigint }): Promise<R | null>;
   /** Records a larger filled amount learned from the venue, without changing the status. */
   setFilled(id: string, status: OrderStatus, filledUnits: bigint): Promise<boolean>;
   /**

@@ -21,6 +21,7 @@ export const EnvSchema = T.Object({
   DATA_DIR: T.Optional(T.String({ minLength: 1 })),
   VENUE: T.Optional(T.Union([T.Literal("paper"), T.Literal("clob")])),
   VENUE_URL: T.Optional(Url),
+  VENUE_WS_URL: T.Optional(T.Union([T.Literal("off"), T.String({ pattern: "^wss?://\\S+$" })])),
   VENUE_TIMEOUT_MS: T.Optional(Int(1, 600000)),
   // L2 credentials the service reads orders with when the order's agent has none (payload mode):
   // start-up reconciliation of an order caught between submit-signed and the venue's answer.
@@ -72,6 +73,12 @@ export interface Config {
   dataDir: string;
   venue: "paper" | "clob";
   venueUrl: string | null;
+  /**
+   * VENUE_WS_URL: base of the venue's WebSocket channels (`/ws/market`, `/ws/user` are appended);
+   * Polymarket's wss://ws-subscriptions-clob.polymarket.com when VENUE_URL is Polymarket's, else VENUE_URL
+   * with ws(s):// (the simulator serves both on its own port); null with VENUE_WS_URL=off or without VENUE_URL.
+   */
+  venueWsUrl: string | null;
   /** VENUE_READ_*: credentials for reads of orders whose agent has none; null when unset. */
   venueReadCredentials: { api_key: string; api_secret: string; passphrase?: string; address: string } | null;
   venueTimeoutMs: number;
@@ -193,6 +200,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dataDir: resolve(e.DATA_DIR ?? "./data"),
     venue,
     venueUrl: e.VENUE_URL ?? null,
+    venueWsUrl: venueWsUrlOf(e.VENUE_WS_URL, e.VENUE_URL),
     venueReadCredentials: e.VENUE_READ_API_KEY
       ? {
           api_key: e.VENUE_READ_API_KEY,
@@ -264,4 +272,18 @@ function describe(schema: any): string {
   if (schema.pattern) return `does not match the expected format ${schema.pattern}`;
   if (schema.minLength) return "must not be empty";
   return "is not valid";
+}
+
+/** Polymarket's WebSocket host, used when VENUE_URL is Polymarket's CLOB. */
+export const POLYMARKET_WS_URL = "wss://ws-subscriptions-clob.polymarket.com";
+
+/** VENUE_WS_URL as given (without a trailing /ws/market or /ws/user), else derived from VENUE_URL. */
+export function venueWsUrlOf(wsUrl: string | undefined, venueUrl: string | undefined): string | null {
+  if (wsUrl === "off") return null;
+  if (wsUrl) return wsUrl.replace(/\/+$/, "").replace(/\/ws\/(market|user)$/, "");
+  if (!venueUrl) return null;
+  const u = new URL(venueUrl);
+  if (u.hostname === "clob.polymarket.com") return POLYMARKET_WS_URL;
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  return u.toString().replace(/\/+$/, "");
 }

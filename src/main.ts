@@ -1,6 +1,7 @@
 /** Starts the service: configuration, database (migrated), venue, HTTP server. */
 import { createApp, createServices } from "./app.ts";
 import { startJobs } from "./jobs.ts";
+import { startVenueSources } from "./venue-sources.ts";
 import { restorePaperOrders } from "./restore-paper-orders.ts";
 import { assertSignatureBackend } from "./eip712/secp256k1.ts";
 import { installShutdown } from "./shutdown.ts";
@@ -78,6 +79,15 @@ async function main() {
   } else {
     logger.info("chain source off: CHAIN_RPC_URL is not set (no fills from the chain)");
   }
+  // The user channel of delegated agents (VENUE=clob) and the GTD expiry of payload orders.
+  const sources = await startVenueSources({
+    config,
+    db: database.db,
+    withAgentCredentials: (id, fn) => services.credentials.withAgentCredentials(id, fn),
+    sink: services.venueReports,
+    clock,
+    logger,
+  });
   const server = Bun.serve({
     port: config.port,
     hostname: config.host,
@@ -101,12 +111,14 @@ async function main() {
     //    a request answers only after its order is stored).
     jobs.stop().catch(() => undefined);
     chain?.stop().catch(() => undefined);
+    sources.stop().catch(() => undefined);
     services.events.close(); // event streams never end by themselves
     await server.stop();
     // 2. Background work under way finishes: reconciliation and expiry runs, and what the actors
     //    still do after an answer (a kill's writes and fill reads, a placement's last write).
     await jobs.stop();
     await chain?.stop();
+    await sources.stop();
     await services.agents.settled();
     await app.stop();
     await venue.close?.();

@@ -11,6 +11,7 @@ import { decodeCursor, pageOf } from "../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
 import type { NewEvent } from "./event-log.ts";
 import { type Clock, systemClock } from "../domain/clock.ts";
+import { fromStatuses } from "../domain/order-lifecycle.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
 export type NewOrderRow = typeof orders.$inferInsert;
@@ -24,6 +25,10 @@ export class OrderRepository {
   private readonly orderWriter: BatchWriter<NewOrderRow>;
   /** Rejected decisions (no order). */
   private readonly rejectionWriter: BatchWriter<NewDecisionRow>;
+  /** Placements the venue answered (submitting → open/filled/cancelled), group-committed (transitionPlaced). */
+  private readonly placedWriter: BatchWriter<PlacedTransition>;
+  /** Each placed order's row as its batch left it (null: no longer submitting), until its caller reads it. */
+  private readonly placedRows = new Map<string, OrderRow | null>();
 
   private readonly run: RunStatement;
   private readonly clock: Clock;
@@ -55,6 +60,7 @@ export class OrderRepository {
     const writerOpts = { maxInFlight: opts.maxInFlight, maxBatch: Math.min(opts.maxBatch ?? MAX_BATCH, MAX_BATCH), onBatch: opts.onBatch };
     this.orderWriter = new BatchWriter<NewOrderRow>((items) => this.insertApproved(items), writerOpts);
     this.rejectionWriter = new BatchWriter<NewDecisionRow>((items) => this.insertRejections(items), writerOpts);
+    this.placedWriter = new BatchWriter<PlacedTransition>((items) => this.flushPlaced(items), writerOpts);
   }
 
   /**
@@ -198,6 +204,50 @@ export class OrderRepository {
     return row;
   }
 
+  /**
+   * transition(id, ["submitting"], to, reason, {venueOrderId, filledUnits}) for an order the venue has
+   * just answered, group-committed with the other placements answered at the same moment (as inserts
+   * are, BatchWriter): per batch one UPDATE … FROM (VALUES …) … RETURNING and one multi-row insert
+   * of their `order` events, in one transaction. A delegated intent's status write
+   * was one transaction of two statements of its own, most of such an intent's CPU on PGlite
+   * (docs/benchmarks.md, "Delegated intents"). Answers the row, or null when it was not `submitting`.
+   */
+  async transitionPlaced(id: string, to: OrderStatus, reason: string, patch: { venueOrderId: string; filledUnits: bigint }): Promise<OrderRow | null> {
+    await this.placedWriter.write({ id, to, reason, venueOrderId: patch.venueOrderId, filledUnits: patch.filledUnits, at: new Date(this.clock.now()) });
+    const row = this.placedRows.get(id) ?? null;
+    this.placedRows.delete(id);
+    if (row) this.onEvents();
+    return row;
+  }
+
+  private async flushPlaced(items: PlacedTransition[]): Promise<void> {
+    for (const i of items) this.placedRows.set(i.id, null);
+    const values = sql.join(
+      items.map(
+        (i) =>
+          sql`(${i.id}::text, ${i.to}::text, ${i.at.toISOString()}::timestamptz, ${JSON.stringify([{ status: i.to, at: i.at.toISOString(), reason: i.reason }])}::jsonb, ${i.venueOrderId}::text, ${i.filledUnits.toString()}::int8)`,
+      ),
+      sql`, `,
+    );
+    await this.db.transaction(async (tx) => {
+      const rows = (await tx
+        .update(orders)
+        .set({
+          status: sql`v.status`,
+          updatedAt: sql`v.at`,
+          history: sql`(${orders.history}::jsonb || v.entry)::text`,
+          venueOrderId: sql`v.vid`,
+          // Never below what fills reported meanwhile (a status change does not shrink filled_units).
+          filledUnits: sql`greatest(${orders.filledUnits}, v.filled)`,
+        })
+        .from(sql`(values ${values}) as v(id, status, at, entry, vid, filled)`)
+        .where(and(sql`${orders.id} = v.id`, inArray(orders.status, fromStatuses("venue_open"))))
+        .returning()) as unknown as OrderRow[];
+      for (const r of rows) this.placedRows.set(r.id, r);
+      await this.orderEvents(tx, rows, items[items.length - 1].at);
+    });
+  }
+
   /** Many orders to one status in one statement (the kill switch's outcomes). */
   async transitionMany(ids: string[], from: OrderStatus[], to: OrderStatus, reason: string, patch: StatusPatch = {}): Promise<string[]> {
     if (!ids.length) return [];
@@ -291,6 +341,15 @@ export function asCreated(row: OrderRow): OrderRow {
 }
 
 /** The history column with `entry` appended (the column is JSON text, see schema.ts). */
+interface PlacedTransition {
+  id: string;
+  to: OrderStatus;
+  reason: string;
+  venueOrderId: string;
+  filledUnits: bigint;
+  at: Date;
+}
+
 const appendHistory = (entry: OrderHistoryEntry[]) => sql`(${orders.history}::jsonb || ${JSON.stringify(entry)}::jsonb)::text`;
 
 // ---------------------------------------------------------------- batch inserts

@@ -17,12 +17,19 @@ export const EMBEDDED_MARKETS_SOURCE = "(embedded fixtures/markets.json)";
 
 /** `clock`: the service's clock (cache expiry, timestamps), the one every part reads "now" from. */
 export async function createVenue(
-  config: Pick<Config, "venue" | "venueUrl" | "paperMarkets" | "venueTimeoutMs" | "chainId"> & Partial<Pick<Config, "venueReadCredentials">>,
+  config: Pick<Config, "venue" | "venueUrl" | "paperMarkets" | "venueTimeoutMs" | "chainId"> & Partial<Pick<Config, "venueReadCredentials" | "venueWsUrl">>,
   clock: Clock = systemClock,
 ): Promise<Venue> {
   if (config.venue === "clob") {
     const read = config.venueReadCredentials;
-    return new ClobVenue({ baseUrl: config.venueUrl!, timeoutMs: config.venueTimeoutMs, coalesceCancels: true, clock, ...(read ? { readCredentials: read } : {}) });
+    return new ClobVenue({
+      baseUrl: config.venueUrl!,
+      timeoutMs: config.venueTimeoutMs,
+      coalesceCancels: true,
+      clock,
+      ...(read ? { readCredentials: read } : {}),
+      ...(config.venueWsUrl ? { marketWsUrl: `${config.venueWsUrl}/ws/market` } : {}),
+    });
   }
   return createPaperVenue(config, clock);
 }

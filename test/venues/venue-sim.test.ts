@@ -80,7 +80,7 @@ async function faults(f: Record<string, number>) {
   expect(res.status).toBe(200);
 }
 
-async function stats(): Promise<{ posts: Record<string, number>; cancels: Record<string, number> }> {
+async function stats(): Promise<{ requests: Record<string, number>; posts: Record<string, number>; cancels: Record<string, number> }> {
   return (await fetch(`${sim.url}/_sim/stats`)).json();
 }
 
@@ -192,7 +192,8 @@ describe("orders", () => {
     expect((await venue.getBook(yes))!.bids.find((l) => l.price === "0.4")).toBeUndefined();
     expect(await venue.cancelOrder({ venue_order_id: id, credentials: BOTH })).toEqual({ ok: true, already: true });
 
-    expect(await stats()).toEqual({ posts: { [id]: 1 }, cancels: { [id]: 2 } });
+    expect(await stats()).toMatchObject({ posts: { [id]: 1 }, cancels: { [id]: 2 } });
+    expect((await stats()).requests).toMatchObject({ "POST /order": 1, "DELETE /order": 2, "GET /data/order/{id}": 2 });
   });
 
   test("a marketable delegated order fills and reports the filled notional", async () => {
@@ -420,7 +421,7 @@ describe("faults", () => {
     const unknown = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ jitter: 1 }) });
     expect(unknown.status).toBe(400);
     await faults({ latency_ms: 5, cancel_latency_ms: 7 });
-    const none = { latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0, cancel_error_ratio: 0, cancel_error_status: 500, cancel_retry_after_s: 1 };
+    const none = { latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0, cancel_error_ratio: 0, cancel_error_status: 500, cancel_retry_after_s: 1, ws_delay_ms: 0, ws_drop_ratio: 0, ws_refuse_ratio: 0, trade_mine_ms: 0, trade_fail_ratio: 0 };
     expect(await (await fetch(`${sim.url}/_sim/faults`)).json()).toEqual({ ...none, latency_ms: 5, cancel_latency_ms: 7 });
     const badStatus = await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ cancel_error_status: 404 }) });
     expect(badStatus.status).toBe(400);

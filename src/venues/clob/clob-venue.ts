@@ -57,6 +57,7 @@ import {
 import { getAddress } from "viem";
 import { CancelCoalescer } from "./cancel-coalescer.ts";
 import { l2Headers } from "./l2-auth.ts";
+import { MarketChannel, type MarketChannelOptions } from "./market-channel.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 
 export const INITIAL_CURSOR = "MA==";
@@ -96,6 +97,18 @@ export interface ClobVenueOptions {
   coalesceCancels?: boolean;
   /** The service's clock: cache expiry, books' receipt time, L2 timestamps (default: the system clock). */
   clock?: Clock;
+  /**
+   * The market channel's URL (`/ws/market`): books are kept live from it (market-channel.ts) and
+   * GET /book is read only when the stream has no fresh book. Unset: every getBook reads GET /book.
+   */
+  marketWsUrl?: string;
+  /** Options of the market channel beyond its URL (tests: backoff, ping interval, idle time). */
+  marketChannel?: Omit<MarketChannelOptions, "url" | "clock">;
+  /**
+   * A stream book whose last update is older than this is not served; GET /book is read instead
+   * (default 30000 ms, half the default book_max_age_s, so a quiet book never reaches the risk check stale).
+   */
+  bookFreshMs?: number;
 }
 
 /** What serializePostOrderBody needs: a PostSignedOrder, or the same fields with an explicit owner. */
@@ -311,6 +324,11 @@ export class ClobVenue implements Venue {
   private versionCache: { version: number; expires: number } | null = null;
   private readonly coalescer: CancelCoalescer | null;
   private readonly clock: Clock;
+  /** The live books (null without marketWsUrl). */
+  readonly marketChannel: MarketChannel | null;
+  private readonly bookFreshMs: number;
+  /** GET /book answers for tokens whose stream book is in sync but quiet (see getBook). */
+  private readonly quietBooks = new Map<string, { at: number; book: OrderBook }>();
 
   constructor(opts: ClobVenueOptions) {
     this.name = opts.name ?? "clob";
@@ -327,6 +345,8 @@ export class ClobVenue implements Venue {
           (ids, credentials, signal) => this.cancelOrders({ venue_order_ids: ids, credentials }, { signal }),
         )
       : null;
+    this.marketChannel = opts.marketWsUrl ? new MarketChannel({ ...opts.marketChannel, url: opts.marketWsUrl, clock: this.clock }) : null;
+    this.bookFreshMs = opts.bookFreshMs ?? 30_000;
   }
 
   // ------------------------------------------------------------------ markets and books
@@ -359,11 +379,43 @@ export class ClobVenue implements Venue {
     return p;
   }
 
+  /**
+   * The token's book: the market channel's live book when it has a fresh one (synced since the last
+   * (re)subscription and updated within bookFreshMs), else GET /book. The first read of a token known
+   * as a market's (getMarketByToken or listMarkets named it) subscribes it.
+   */
   async getBook(tokenId: string, opts?: CallOptions): Promise<OrderBook | null> {
+    const now = this.clock.now();
+    // Only tokens the venue has named as a market's are subscribed: junk ids never open subscriptions.
+    const live = this.isKnownToken(tokenId) ? this.marketChannel!.book(tokenId) : null;
+    if (live) {
+      if (now - live.timestamp_ms <= this.bookFreshMs) return live;
+      // A quiet book on a live stream: one GET /book per bookFreshMs refreshes it, until the stream moves.
+      const read = this.quietBooks.get(tokenId);
+      if (read && read.at >= live.timestamp_ms && now - read.at <= this.bookFreshMs) return read.book;
+    } else this.quietBooks.delete(tokenId);
     const r = await this.call("GET", "/book", { query: { token_id: tokenId }, signal: opts?.signal });
     if (r.status === 404 || r.status === 400) return null;
     this.throwUnlessOk(r, "GET /book");
-    return normalizeClobBook(r.body, tokenId, this.clock.now());
+    const book = normalizeClobBook(r.body, tokenId, this.clock.now());
+    if (live && book) this.quietBooks.set(tokenId, { at: now, book });
+    else if (!live && book && this.marketChannel) {
+      // An intent resolves its market beside its book: once the venue names the token, it is subscribed.
+      if (this.isKnownToken(tokenId)) this.marketChannel.book(tokenId);
+      else
+        void this.tokenInflight.get(tokenId)?.then(
+          (m) => m && this.isKnownToken(tokenId) && this.marketChannel?.book(tokenId),
+          () => {},
+        );
+    }
+    return book;
+  }
+
+  /** With a market channel: the token belongs to a market the venue named (getMarketByToken, listMarkets). */
+  private isKnownToken(tokenId: string): boolean {
+    if (!this.marketChannel) return false;
+    if (this.tokenCache.get(tokenId)?.market) return true;
+    return this.listCache?.markets.some((m) => m.tokens.some((t) => t.token_id === tokenId)) === true;
   }
 
   // ------------------------------------------------------------------ orders
@@ -546,6 +598,7 @@ export class ClobVenue implements Venue {
   }
 
   async close(): Promise<void> {
+    this.marketChannel?.close();
     this.tokenCache.clear();
     this.listCache = null;
     this.versionCache = null;

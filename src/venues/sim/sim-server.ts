@@ -32,16 +32,19 @@
  *
  * Test controls (no auth, no injected latency):
  *   POST /_sim/credentials, POST /_sim/wallets {wallet, owner}, POST /_sim/faults (partial updates, see
- *   SimFaults), GET /_sim/faults, GET /_sim/stats → {posts: {id: n}, cancels: {id: n}}, POST /_sim/reset
- *   (faults and stats), GET /_sim/chain (with `chain`: the RPC URL, the exchanges' and Conditional Tokens'
- *   addresses and the sending account; 404 without).
+ *   SimFaults), GET /_sim/faults, GET /_sim/stats → {requests: {"METHOD /route": n}, posts: {id: n},
+ *   cancels: {id: n}}, POST /_sim/reset (faults and stats), POST /_sim/ws/drop {channel?} (closes open
+ *   sockets abruptly), GET /_sim/chain (with `chain`: the RPC URL, the exchanges' and Conditional
+ *   Tokens' addresses and the sending account; 404 without).
  * Chain (`chain`, sim-chain.ts): each submission's matches are settled in one transaction emitting
  * OrderFilled from the market's exchange address; the trades carry its hash.
+ * Channels: /ws/market and /ws/user in Polymarket's message shapes (sim-channels.ts).
  * Faults: latency_ms before answering every venue call; cancel_latency_ms more on cancels;
  * cancel_hang_ratio of cancels are never answered (held until the client goes away or the server
  * stops; nothing is cancelled); cancel_error_ratio of cancels are answered cancel_error_status with
  * {error} (429 with Retry-After: cancel_retry_after_s; nothing is cancelled); error_ratio of posts are
- * answered 500 {error} (order not placed).
+ * answered 500 {error} (order not placed); ws_delay_ms, ws_drop_ratio, ws_refuse_ratio, trade_mine_ms and
+ * trade_fail_ratio act on the channels (sim-channels.ts).
  */
 
 import { createHash, randomBytes, randomUUID } from "node:crypto";
@@ -54,6 +57,7 @@ import { PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
 import type { Market, OrderMessage, OrderType } from "../venue.ts";
 import { selectOrderDomain } from "../../eip712/order-typed-data.ts";
 import { deriveApiCreds, verifyL1Headers } from "./l1-auth.ts";
+import { type SimChannel, SimChannels, type SimSocketData } from "./sim-channels.ts";
 import { mergeFaults, type SimCredential, type SimFaults, VenueSimState } from "./sim-state.ts";
 import { clobMarketJson, marketJson, orderJson, page, type SimTrade, tradeJson } from "./sim-wire.ts";
 import { verifyPostedOrder } from "./verify-posted-order.ts";
@@ -86,6 +90,8 @@ export interface VenueSimOptions {
 
 export interface VenueSim {
   url: string;
+  /** ws://host:port: the channels are at `${wsUrl}/ws/market` and `${wsUrl}/ws/user`. */
+  wsUrl: string;
   port: number;
   stop(): Promise<void>;
   state: VenueSimState;
@@ -119,6 +125,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
         size: f.size,
         at_ms: f.at,
         transaction_hash: `0x${randomBytes(32).toString("hex")}`,
+        status: "MATCHED",
       };
       state.recordTrade(t);
       collecting?.push(t);
@@ -128,6 +135,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     opts.markets !== undefined ? PaperVenue.fromEntries(opts.markets, paperOpts) : PaperVenue.fromFile(opts.marketsFile ?? DEFAULT_MARKETS_FILE, paperOpts);
   const state = new VenueSimState(venue);
   const random = opts.random ?? Math.random;
+  const channels = new SimChannels(venue, state, random);
   const pageSize = opts.marketsPageSize ?? 100;
   const dataPageSize = opts.dataPageSize ?? 100;
   const orderVersion = opts.orderVersion ?? 2;
@@ -226,6 +234,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     if (opts.chain && trades.length) await settleOnChain(opts.chain, trades);
     state.recordOrder(cred.api_key, r.venue_order_id);
     const rec = venue.order(r.venue_order_id)!;
+    channels.placed(rec, trades);
     const usdc = fromUnits(rec.filled_usdc);
     const shares = fromUnits(rec.filled_size, SIZE_DECIMALS);
     return {
@@ -288,9 +297,12 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
         continue;
       }
       const out = venue.cancel(id);
-      if (out.kind === "cancelled") canceled.push(id);
-      else not_canceled[id] = "order can't be found - already canceled or matched";
+      if (out.kind === "cancelled") {
+        canceled.push(id);
+        channels.cancelled(out.order);
+      } else not_canceled[id] = "order can't be found - already canceled or matched";
     }
+    channels.flush();
     return { canceled, not_canceled };
   };
 
@@ -559,6 +571,12 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       return json(state.faults);
     }
     if (req.method === "GET" && path === "/_sim/faults") return json(state.faults);
+    if (req.method === "POST" && path === "/_sim/ws/drop") {
+      const b = await readJson(req);
+      const channel = b?.channel;
+      if (channel !== undefined && channel !== "market" && channel !== "user") return json({ error: "channel must be market or user" }, 400);
+      return json({ dropped: channels.drop(channel as SimChannel | undefined) });
+    }
     if (req.method === "GET" && path === "/_sim/stats") return json(state.stats());
     if (req.method === "GET" && path === "/_sim/chain") {
       return opts.chain ? json(opts.chain.describe()) : json({ error: "the simulator was started without --chain" }, 404);
@@ -570,14 +588,28 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     return json({ error: `no route ${req.method} ${path}` }, 404);
   };
 
-  const server = Bun.serve({
+  const server = Bun.serve<SimSocketData, never>({
     port: opts.port ?? 0,
     hostname: opts.hostname ?? "127.0.0.1",
     idleTimeout: 0, // injected latencies and held cancels may exceed the default 10 s
-    async fetch(req) {
+    websocket: {
+      idleTimeout: 0,
+      open: (ws) => channels.open(ws),
+      message: (ws, m) => channels.message(ws, m),
+      close: (ws) => channels.close(ws),
+    },
+    async fetch(req, srv) {
       const url = new URL(req.url);
       try {
         if (url.pathname.startsWith("/_sim/")) return await handleSim(req, url);
+        if (url.pathname === "/ws/market" || url.pathname === "/ws/user") {
+          const route = `GET ${url.pathname}`;
+          state.routes.set(route, (state.routes.get(route) ?? 0) + 1);
+          if (channels.refuseUpgrade()) return json({ error: "Service Unavailable (simulated fault)" }, 503);
+          const channel: SimChannel = url.pathname === "/ws/market" ? "market" : "user";
+          if (srv.upgrade(req, { data: { channel, subscribed: false, assets: new Set<string>() } })) return undefined as unknown as Response;
+          return json({ error: "expected a WebSocket upgrade" }, 400);
+        }
         const route = `${req.method} ${url.pathname.startsWith("/data/order/") ? "/data/order/{id}" : url.pathname}`;
         state.routes.set(route, (state.routes.get(route) ?? 0) + 1);
         await delay(state.faults.latency_ms, req);
@@ -591,11 +623,13 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
   const port = server.port as number;
   return {
     url: `http://${opts.hostname ?? "127.0.0.1"}:${port}`,
+    wsUrl: `ws://${opts.hostname ?? "127.0.0.1"}:${port}`,
     port,
     state,
     async stop() {
       stopping.abort();
       state.stopHeartbeats();
+      channels.stop();
       for (const release of [...held]) release();
       await server.stop(true);
     },

@@ -29,6 +29,16 @@ export interface SimFaults {
   /** 500, 502, 503 or 429; a 429 carries Retry-After: cancel_retry_after_s. */
   cancel_error_status: number;
   cancel_retry_after_s: number;
+  /** Added before every WebSocket message the simulator sends. */
+  ws_delay_ms: number;
+  /** Share of WebSocket messages never sent. */
+  ws_drop_ratio: number;
+  /** Share of WebSocket upgrades refused (HTTP 503). */
+  ws_refuse_ratio: number;
+  /** Between a trade's statuses on the user channel (MATCHED → MINED → CONFIRMED). */
+  trade_mine_ms: number;
+  /** Share of trades that end RETRYING → FAILED instead. */
+  trade_fail_ratio: number;
 }
 
 export const NO_FAULTS: Readonly<SimFaults> = Object.freeze({
@@ -39,6 +49,11 @@ export const NO_FAULTS: Readonly<SimFaults> = Object.freeze({
   cancel_error_ratio: 0,
   cancel_error_status: 500,
   cancel_retry_after_s: 1,
+  ws_delay_ms: 0,
+  ws_drop_ratio: 0,
+  ws_refuse_ratio: 0,
+  trade_mine_ms: 0,
+  trade_fail_ratio: 0,
 });
 
 /** Validates a partial fault update; answers the new settings or an error message. */
@@ -124,8 +139,9 @@ export class VenueSimState {
     return (this.ordersByKey.get(key) ?? []).filter((id) => this.venue.order(id)?.status === "live");
   }
 
-  stats(): { posts: Record<string, number>; cancels: Record<string, number> } {
-    return { posts: Object.fromEntries(this.posts), cancels: Object.fromEntries(this.cancels) };
+  /** `requests`: every venue request answered, by "METHOD /route" (WebSocket upgrades as "GET /ws/market", "GET /ws/user"). */
+  stats(): { requests: Record<string, number>; posts: Record<string, number>; cancels: Record<string, number> } {
+    return { requests: Object.fromEntries(this.routes), posts: Object.fromEntries(this.posts), cancels: Object.fromEntries(this.cancels) };
   }
 
   /** Faults and stats back to none; credentials, wallets, orders and trades stay. */
@@ -133,6 +149,7 @@ export class VenueSimState {
     this.faults = { ...NO_FAULTS };
     this.posts.clear();
     this.cancels.clear();
+    this.routes.clear();
   }
 
   stopHeartbeats(): void {

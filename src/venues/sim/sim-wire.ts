@@ -19,6 +19,8 @@ export interface SimTrade {
   size: bigint;
   at_ms: number;
   transaction_hash: string;
+  /** MATCHED, then MINED and CONFIRMED (or RETRYING and FAILED), as the user channel reports them; absent: CONFIRMED. */
+  status?: "MATCHED" | "MINED" | "CONFIRMED" | "RETRYING" | "FAILED";
 }
 
 export function slug(q: string): string {
@@ -112,7 +114,7 @@ export function tradeJson(t: SimTrade, venue: PaperVenue, viewer: string) {
     size: fromUnits(t.size, SIZE_DECIMALS),
     fee_rate_bps: "0",
     price: fromUnits(t.price, PRICE_DECIMALS),
-    status: "CONFIRMED",
+    status: t.status ?? "CONFIRMED",
     match_time: secs,
     last_update: secs,
     outcome,

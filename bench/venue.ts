@@ -1,0 +1,247 @@
+/**
+ * Venue-facing intent benchmark: `bun run bench/venue.ts`.
+ *
+ * The venue simulator (`bun run venue-sim`) and the service (`bun run src/main.ts`, VENUE=clob against
+ * it, PGlite or with --db postgres a bench database at --pg) each in their own process on 127.0.0.1. Two services run side by side in the same rounds:
+ *
+ *   stream  the default: books kept live from the simulator's /ws/market (VENUE_WS_URL derived from VENUE_URL)
+ *   rest    the baseline: VENUE_WS_URL=off, every intent reads GET /book as before issue 22
+ *
+ * Per round and service, three measures:
+ *   1. payload intents, one at a time, with the simulator's latency_ms at --latency (50): p50 and p99 of
+ *      POST /v1/orders/intent, and the venue calls per approved intent (every request the simulator
+ *      counted, GET /_sim/stats `requests`, over the measured intents; after --warmup intents);
+ *   2. payload intents/s at zero venue latency, --connections (16) at once, one agent each, for --duration s (5);
+ *   3. delegated intents/s at zero venue latency, the same way (each places a resting order at the venue).
+ * Medians of --rounds (3) rounds are printed with the machine (CPU model from /proc/cpuinfo).
+ *
+ * Options: --rounds N --latency MS --sequential N (200) --warmup N (20) --connections N --duration S
+ *          --only stream|rest|baseline (repeatable) --cpu-prof DIR (services under `bun --cpu-prof`)
+ *          --baseline DIR: also runs the service of another checkout (e.g. `git archive` of main before
+ *          issue 22, node_modules linked) as "baseline", in the same rounds
+ *          --phases sequential,payload,delegated (which measures to run)
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
+import type { Subprocess } from "bun";
+import {
+  BENCH_LIMITS,
+  call,
+  createBenchDb,
+  type DatabaseKind,
+  DEFAULT_PG,
+  dropBenchDb,
+  expectStatus,
+  freePort,
+  median,
+  parseOptions,
+  pickIntent,
+  removeTempDirs,
+  runMain,
+  spawnLogged,
+  startServiceProcess,
+  stopAll,
+  stopChild,
+  waitHealthy,
+  wanted,
+} from "./support.ts";
+
+const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const LIMITS = { ...BENCH_LIMITS, price_band: 0.5, book_max_age_s: 86_400 };
+
+function parseArgs(argv: string[]) {
+  const o = { rounds: 3, only: [] as string[], pg: DEFAULT_PG, latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "", db: "pglite" as DatabaseKind };
+  return parseOptions(argv, o, {
+    "--latency": (v) => (o.latency = Number(v())),
+    "--sequential": (v) => (o.sequential = Number(v())),
+    "--warmup": (v) => (o.warmup = Number(v())),
+    "--connections": (v) => (o.connections = Number(v())),
+    "--duration": (v) => (o.duration = Number(v())),
+    "--cpu-prof": (v) => (o.cpuProf = v()),
+    "--phases": (v) => (o.phases = v()),
+    "--baseline": (v) => (o.baseline = v()),
+    "--db": (v) => (o.db = v() === "postgres" ? "postgres" : "pglite"),
+  });
+}
+
+interface Svc {
+  name: string;
+  base: string;
+  child: Subprocess;
+  auth: Record<string, string>;
+  /** One payload and one delegated agent per connection (as bench/load.ts: an agent's intents run one at a time). */
+  payload: string[];
+  delegated: string[];
+}
+
+const simUrl = { value: "" };
+const simPid = { value: 0 };
+const faults = async (f: Record<string, number>) => expectStatus(await call(simUrl.value, "POST", "/_sim/faults", {}, f), 200, "POST /_sim/faults");
+const venueRequests = async (): Promise<number> => {
+  const r = await call(simUrl.value, "GET", "/_sim/stats");
+  return Object.entries(r.body.requests as Record<string, number>)
+    .filter(([k]) => !k.startsWith("GET /ws/"))
+    .reduce((a, [, n]) => a + n, 0);
+};
+
+async function startService(name: string, env: Record<string, string>, cpuProf: string, connections: number, root?: string): Promise<Svc> {
+  const db = opts.db;
+  if (db === "postgres") await createBenchDb(opts.pg, `bench_venue_${name}`);
+  const { base, child, key } = await startServiceProcess({
+    kind: db,
+    databaseUrl: `${opts.pg}/bench_venue_${name}`,
+    env: { VENUE: "clob", VENUE_URL: simUrl.value, ...env },
+    name,
+    maxLineChars: 400,
+    orgName: `venue bench ${name}`,
+    ...(root ? { root } : {}),
+    ...(cpuProf ? { bunArgs: ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, `--cpu-prof-name=service-${name}.cpuprofile`] } : {}),
+  });
+  const auth = { "x-api-key": key };
+  const agent = async (label: string) => {
+    const a = await call(base, "POST", "/v1/agents", auth, { name: `${name} ${label}`, wallet_address: WALLET });
+    expectStatus(a, 201, "POST /v1/agents");
+    expectStatus(await call(base, "PATCH", `/v1/agents/${a.body.id}/limits`, auth, LIMITS), 200, "PATCH limits");
+    return a.body.id as string;
+  };
+  const payload: string[] = [];
+  const delegated: string[] = [];
+  for (let i = 0; i < connections; i++) {
+    payload.push(await agent(`payload ${i}`));
+    const d = await agent(`delegated ${i}`);
+    const c = { api_key: crypto.randomUUID(), api_secret: randomBytes(32).toString("base64url"), passphrase: randomBytes(16).toString("hex"), address: WALLET };
+    expectStatus(await call(simUrl.value, "POST", "/_sim/credentials", {}, { ...c, scopes: ["order:place", "order:cancel"] }), 201, "POST /_sim/credentials");
+    const r = await call(base, "POST", `/v1/agents/${d}/creds`, auth, { api_key: c.api_key, api_secret: c.api_secret, passphrase: c.passphrase, scopes: ["order:place", "order:cancel"] });
+    expectStatus(r, 200, "POST /v1/agents/{id}/creds");
+    delegated.push(d);
+  }
+  return { name, base, child, auth, payload, delegated };
+}
+
+const intent = (svc: Svc, agentId: string) => {
+  const { market_id, side, size_usdc, price } = pickIntent();
+  return call(svc.base, "POST", "/v1/orders/intent", svc.auth, { market_id, side, size_usdc, price, agent_id: agentId });
+};
+
+/** Payload intents one at a time: latencies and venue calls per approved intent. */
+async function sequential(svc: Svc, n: number, warmup: number) {
+  for (let i = 0; i < warmup; i++) expectStatus(await intent(svc, svc.payload[0]), 201, "a payload intent");
+  await Bun.sleep(200); // the token's snapshot
+  const before = await venueRequests();
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    const r = await intent(svc, svc.payload[0]);
+    ms.push(performance.now() - t0);
+    expectStatus(r, 201, "a payload intent");
+  }
+  const calls = (await venueRequests()) - before;
+  ms.sort((a, b) => a - b);
+  return { p50: ms[Math.floor(n * 0.5)], p99: ms[Math.min(n - 1, Math.floor(n * 0.99))], callsPerIntent: calls / n };
+}
+
+/** CPU seconds used so far by a process (utime + stime, /proc). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** `connections` loops posting intents for `seconds`: approved intents per second, and the service's and simulator's CPU per intent. */
+async function throughput(svc: Svc, agents: string[], seconds: number): Promise<{ rps: number; svcUs: number; simUs: number }> {
+  const warmEnd = performance.now() + 1000;
+  const end = warmEnd + seconds * 1000;
+  let ok = 0;
+  let bad = 0;
+  let lastBad = "";
+  let cpu0 = { svc: 0, sim: 0 };
+  setTimeout(() => (cpu0 = { svc: cpuSeconds(svc.child.pid), sim: cpuSeconds(simPid.value) }), 1000);
+  await Promise.all(
+    agents.map(async (agentId) => {
+      while (performance.now() < end) {
+        const r = await intent(svc, agentId);
+        const t = performance.now();
+        if (t < warmEnd || t > end) continue;
+        if (r.status === 201) ok++;
+        else {
+          bad++;
+          lastBad = r.text.slice(0, 200);
+        }
+      }
+    }),
+  );
+  const cpu1 = { svc: cpuSeconds(svc.child.pid), sim: cpuSeconds(simPid.value) };
+  if (bad > 0) console.log(`    ${svc.name}: ${bad} intents not approved (last: ${lastBad})`);
+  return { rps: ok / seconds, svcUs: ((cpu1.svc - cpu0.svc) / ok) * 1e6, simUs: ((cpu1.sim - cpu0.sim) / ok) * 1e6 };
+}
+
+function cpuModel(): string {
+  try {
+    return /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1]?.trim() ?? cpus()[0]?.model ?? "?";
+  } catch {
+    return cpus()[0]?.model ?? "?";
+  }
+}
+
+const opts = parseArgs(Bun.argv.slice(2));
+
+await runMain(async () => {
+  const o = opts;
+  console.log(`bench/venue.ts ${new Date().toISOString()} — ${cpus().length} CPUs, ${cpuModel()}, ${o.db}`);
+  const port = await freePort();
+  // The simulator itself (not `bun run venue-sim`, whose pid is a wrapper): its CPU is read from /proc.
+  const sim = spawnLogged(["bun", "src/venues/sim/main.ts", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim", 400);
+  simUrl.value = `http://127.0.0.1:${port}`;
+  simPid.value = sim.pid;
+  await waitHealthy(simUrl.value, sim, "venue simulator", { path: "/ok" });
+
+  const services: Svc[] = [];
+  if (wanted(o, "stream")) services.push(await startService("stream", {}, o.cpuProf, o.connections));
+  if (wanted(o, "rest")) services.push(await startService("rest", { VENUE_WS_URL: "off" }, o.cpuProf, o.connections));
+  if (o.baseline && wanted(o, "baseline")) services.push(await startService("baseline", {}, o.cpuProf, o.connections, o.baseline));
+
+  const rows = new Map<string, { p50: number[]; p99: number[]; calls: number[]; payloadRps: number[]; delegatedRps: number[] }>();
+  for (const s of services) rows.set(s.name, { p50: [], p99: [], calls: [], payloadRps: [], delegatedRps: [] });
+  for (let r = 1; r <= o.rounds; r++) {
+    for (const s of services) {
+      const row = rows.get(s.name)!;
+      const phase = (x: string) => o.phases.split(",").includes(x);
+      await faults({ latency_ms: o.latency });
+      const seq = phase("sequential") ? await sequential(s, o.sequential, o.warmup) : { p50: Number.NaN, p99: Number.NaN, callsPerIntent: Number.NaN };
+      await faults({ latency_ms: 0 });
+      const none = { rps: Number.NaN, svcUs: Number.NaN, simUs: Number.NaN };
+      const p = phase("payload") ? await throughput(s, s.payload, o.duration) : none;
+      const d = phase("delegated") ? await throughput(s, s.delegated, o.duration) : none;
+      row.p50.push(seq.p50);
+      row.p99.push(seq.p99);
+      row.calls.push(seq.callsPerIntent);
+      row.payloadRps.push(p.rps);
+      row.delegatedRps.push(d.rps);
+      console.log(
+        `  round ${r} ${s.name}: payload p50 ${seq.p50.toFixed(1)} ms p99 ${seq.p99.toFixed(1)} ms at ${o.latency} ms, ${seq.callsPerIntent.toFixed(3)} venue calls/intent; ` +
+          `payload ${p.rps.toFixed(0)}/s (service ${p.svcUs.toFixed(0)} µs, simulator ${p.simUs.toFixed(0)} µs CPU each), ` +
+          `delegated ${d.rps.toFixed(0)}/s (service ${d.svcUs.toFixed(0)} µs, simulator ${d.simUs.toFixed(0)} µs CPU each) (${(d.rps / p.rps).toFixed(2)}×) at 0 ms`,
+      );
+    }
+  }
+  console.log(`\nmedians of ${o.rounds} rounds (${o.sequential} sequential intents at ${o.latency} ms venue latency; ${o.connections} connections × ${o.duration} s at 0 ms):`);
+  console.log("| service | payload p50 | payload p99 | venue calls / payload intent | payload intents/s | delegated intents/s | delegated / payload |");
+  console.log("|---|---|---|---|---|---|---|");
+  for (const [name, row] of rows) {
+    const p = median(row.payloadRps);
+    const d = median(row.delegatedRps);
+    console.log(
+      `| ${name} | ${median(row.p50).toFixed(1)} ms | ${median(row.p99).toFixed(1)} ms | ${median(row.calls).toFixed(3)} | ${p.toFixed(0)} | ${d.toFixed(0)} | ${(d / p).toFixed(2)} |`,
+    );
+  }
+  for (const s of services) await stopChild(s.child);
+  if (o.db === "postgres") for (const s of services) await dropBenchDb(o.pg, `bench_venue_${s.name}`);
+  await stopChild(sim);
+  await stopAll();
+  removeTempDirs();
+});

@@ -1,0 +1,89 @@
+/**
+ * The service's GTD expiry of payload orders: open payload GTD orders with nothing filled are handed to
+ * the sink as `expired` once their expiration has passed, once per order; delegated, filled, GTC and
+ * not-yet-due orders are not. On PGlite and PostgreSQL.
+ */
+import { beforeAll, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { inArray } from "drizzle-orm";
+import type { Database } from "../../src/db/database.ts";
+import { dueGtdPayloadOrders } from "../../src/db/due-gtd-orders.ts";
+import { type NewOrderRow } from "../../src/db/order-repository.ts";
+import { orders } from "../../src/db/schema.ts";
+import type { VenueReport } from "../../src/domain/venue-report.ts";
+import { GtdExpiry } from "../../src/venues/gtd-expiry.ts";
+import { describeEachDatabase } from "../support/databases.ts";
+
+describeEachDatabase("GTD expiry of payload orders", (kind, open) => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await open();
+  });
+
+  const tag = `${kind}${process.pid}${Date.now().toString(36)}`;
+  const row = (name: string, over: Partial<NewOrderRow>): NewOrderRow => {
+    const at = new Date();
+    return {
+      id: `ord_gtd_${tag}_${name}`,
+      orgId: `org_gtd_${tag}`,
+      agentId: `agt_gtd_${tag}`,
+      mode: "payload",
+      marketId: "123",
+      conditionId: "0xcondition",
+      side: "buy",
+      sizeUnits: 10_000_000n,
+      price: "0.4",
+      notionalUnits: 4_000_000n,
+      orderType: "GTD",
+      expiration: "0",
+      status: "open",
+      orderHash: `0x${randomBytes(32).toString("hex")}`,
+      venueOrderId: null,
+      filledUnits: 0n,
+      tradingDay: at.toISOString().slice(0, 10),
+      history: [{ status: "open", at: at.toISOString(), reason: "test" }],
+      createdAt: at,
+      updatedAt: at,
+      ...over,
+    };
+  };
+
+  test("due orders are reported expired once; others are not", async () => {
+    const now = 1_900_000_000; // seconds
+    const rows = [
+      row("due", { expiration: String(now - 5) }),
+      row("due_exact", { expiration: String(now), venueOrderId: "0xVENUE" }),
+      row("later", { expiration: String(now + 60) }),
+      row("gtc", { orderType: "GTC", expiration: "0" }),
+      row("delegated", { mode: "delegated", expiration: String(now - 5) }),
+      row("partly_filled", { expiration: String(now - 5), filledUnits: 1n }),
+      row("cancelled", { status: "cancelled", expiration: String(now - 5) }),
+    ];
+    await database.db.insert(orders).values(rows);
+    try {
+      const mine = <T extends { id: string }>(xs: T[]): T[] => xs.filter((x) => x.id.includes(tag));
+      expect(mine(await dueGtdPayloadOrders(database.db, now)).map((d) => d.id)).toEqual([rows[0].id, rows[1].id]);
+
+      const reports: VenueReport[] = [];
+      let clockMs = now * 1000 + 400;
+      const job = new GtdExpiry({
+        listDue: async (s) => mine(await dueGtdPayloadOrders(database.db, s)),
+        sink: { report: (r) => void reports.push(r) },
+        clock: { now: () => clockMs },
+      });
+      expect(await job.runOnce()).toBe(2);
+      expect(reports).toEqual([
+        { kind: "expired", ref: { orderHash: rows[0].orderHash as `0x${string}` }, source: "rest", at: new Date((now - 5) * 1000) },
+        { kind: "expired", ref: { orderHash: rows[1].orderHash as `0x${string}`, venueOrderId: "0xVENUE" }, source: "rest", at: new Date(now * 1000) },
+      ]);
+      // Still due (no actor applied the reports here): not reported again at once.
+      expect(await job.runOnce()).toBe(0);
+      // The later one falls due.
+      clockMs = (now + 60) * 1000;
+      expect(await job.runOnce()).toBe(1);
+      expect(reports.at(-1)).toMatchObject({ kind: "expired", ref: { orderHash: rows[2].orderHash } });
+    } finally {
+      await database.db.delete(orders).where(inArray(orders.id, rows.map((r) => r.id)));
+    }
+  });
+});
