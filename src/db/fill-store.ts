@@ -145,10 +145,22 @@ export class FillStore {
         } else {
           let shares = f.sharesUnits;
           let usdc = f.usdcUnits;
+          const named: { tradeId?: string; txHash?: string } = {};
           if (f.covers) {
             // A placement's answer: what the sources already reported of the trades it names is not counted again.
             const known = await tx.select().from(fills).where(and(eq(fills.orderId, orderId), isNull(fills.covers), ne(fills.status, "failed")));
-            for (const k of known) if (coveredBy(f.covers, k)) [shares, usdc] = absorb(shares, usdc, k.sharesUnits);
+            const trades = f.covers.filter((c) => c.startsWith("trade:"));
+            const txs = f.covers.filter((c) => c.startsWith("tx:"));
+            for (const k of known) {
+              const covered = shares > 0n ? coveredBy(f.covers, k) : false;
+              if (!covered) continue;
+              [shares, usdc] = absorb(shares, usdc, k.sharesUnits);
+              // As below: a fill that is one of the answer's matches carries the answer's one trade or transaction name.
+              const set: Partial<FillRow> = {};
+              if (!k.tradeId && trades.length === 1) set.tradeId = trades[0].slice("trade:".length);
+              if (!k.txHash && txs.length === 1) set.txHash = txs[0].slice("tx:".length);
+              if (Object.keys(set).length) await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, k.id));
+            }
           } else {
             // A source's own report of a trade a placement's answer counted: taken out of that answer's fill.
             const placed = await tx
@@ -157,9 +169,16 @@ export class FillStore {
               .where(and(eq(fills.orderId, orderId), isNotNull(fills.covers), ne(fills.status, "failed"), sql`${fills.sharesUnits} > 0`))
               .for("update");
             for (const p of placed) {
-              if (!coveredBy(p.covers ?? [], { tradeId: f.tradeId ?? null, txHash: f.txHash ?? null })) continue;
+              const covered = coveredBy(p.covers ?? [], { tradeId: f.tradeId ?? null, txHash: f.txHash ?? null });
+              if (!covered) continue;
               const [s2, u2] = absorb(p.sharesUnits, p.usdcUnits, f.sharesUnits);
               await tx.update(fills).set({ sharesUnits: s2, usdcUnits: u2, updatedAt: now }).where(eq(fills.id, p.id));
+              // One of the answer's matches: when the answer named one trade (or one transaction), that is
+              // this fill's too, so the other source's report of it (by that name) is this row, not another fill.
+              const trades = (p.covers ?? []).filter((k) => k.startsWith("trade:"));
+              const txs = (p.covers ?? []).filter((k) => k.startsWith("tx:"));
+              if (!f.tradeId && trades.length === 1) named.tradeId = trades[0].slice("trade:".length);
+              if (!f.txHash && txs.length === 1) named.txHash = txs[0].slice("tx:".length);
             }
           }
           [fill] = await tx
@@ -172,8 +191,8 @@ export class FillStore {
               conditionId: before.conditionId,
               side: before.side,
               fillKey: f.fillKey,
-              tradeId: f.tradeId ?? null,
-              txHash: f.txHash ?? null,
+              tradeId: f.tradeId ?? named.tradeId ?? null,
+              txHash: f.txHash ?? named.txHash ?? null,
               logIndex: f.logIndex ?? null,
               blockNumber: f.blockNumber ?? null,
               source: f.source,
@@ -306,14 +325,14 @@ export class FillStore {
  * (nothing to compare: the chain's log against an answer that named trades only) it is taken as one
  * of them, in the order reported: the placement's matches are the order's first fills.
  */
-export function coveredBy(covers: readonly string[], f: { tradeId: string | null; txHash: string | null }): boolean {
+export function coveredBy(covers: readonly string[], f: { tradeId: string | null; txHash: string | null }): "named" | "unnamed" | false {
   const trades = covers.filter((k) => k.startsWith("trade:"));
   const txs = covers.filter((k) => k.startsWith("tx:"));
-  if (f.tradeId && trades.includes(`trade:${f.tradeId}`)) return true;
-  if (f.txHash && txs.includes(`tx:${f.txHash.toLowerCase()}`)) return true;
+  if (f.tradeId && trades.includes(`trade:${f.tradeId}`)) return "named";
+  if (f.txHash && txs.includes(`tx:${f.txHash.toLowerCase()}`)) return "named";
   if (f.tradeId && trades.length) return false;
   if (f.txHash && txs.length) return false;
-  return true;
+  return "unnamed";
 }
 
 /** A placement fill's shares and USDC after `taken` shares of it were reported by a source (USDC at its own price, rounded so what remains is never less). */
