@@ -806,17 +806,6 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     this.positionCost.set(p.conditionId, (this.positionCost.get(p.conditionId) ?? 0n) + p.costUnits - costBefore);
   }
 
-  /** The agent's position in one outcome token, as its actor counts it (shares and cost, 6-decimal units). */
-  heldPosition(tokenId: string): HeldPosition | undefined {
-    const p = this.positions.get(tokenId);
-    return p ? { ...p } : undefined;
-  }
-
-  /** The exposure the concentration check counts in one condition: positions at cost plus the orders' part. */
-  exposureIn(conditionId: string): bigint {
-    return (this.exposure.get(conditionId) ?? 0n) + (this.positionCost.get(conditionId) ?? 0n);
-  }
-
   /** Shares of `tokenId` held (from fills) and those already offered in open sells. */
   positionOf(tokenId: string): { heldUnits: bigint; offeredUnits: bigint } {
     let offered = 0n;

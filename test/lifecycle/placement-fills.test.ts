@@ -76,7 +76,7 @@ describeEachDatabase("placement answers as fills, merged with the sources' repor
   };
   const coversOf = async (orderId: string): Promise<string[]> => {
     const [row] = await rowsOf(live.t.app.services.database, `select covers from fills where order_id = '${orderId}' and covers is not null`);
-    return typeof row.covers === "string" ? JSON.parse(row.covers) : row.covers;
+    return (typeof row.covers === "string" ? JSON.parse(row.covers) : row.covers) as string[];
   };
   const fill = (hash: `0x${string}`, f: Partial<FillReport> & { sharesUnits: bigint; usdcUnits: bigint }): FillReport => ({
     kind: "fill",
