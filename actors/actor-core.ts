@@ -7,7 +7,7 @@ import type { Clock } from "../src/domain/clock.ts";
 import type { RiskState } from "../src/risk/types.ts";
 import type { Mailbox } from "./mailbox.ts";
 import type { OrderPatch } from "./order-patch.ts";
-import type { ActorLimits, AgentProfile, BreakerState, CredentialsInfo, OrderPorts, StoredOrder, TrackedOrder } from "./ports.ts";
+import type { ActorLimits, AgentProfile, BreakerState, CredentialsInfo, FillTotals, OrderPorts, StoredOrder, TrackedOrder } from "./ports.ts";
 import type { ReserveRequest, ReserveResult } from "./reserve-request.ts";
 import type { VenueOutcome } from "./venue-outcome.ts";
 
@@ -39,6 +39,6 @@ export interface ActorCore<L extends ActorLimits, R extends StoredOrder> {
   transition(orderId: string, patch: OrderPatch): Promise<void>;
   expire(orderId: string, phase?: "awaiting_signature" | "pending_approval"): Promise<boolean>;
   /** Follows a stored fill (or one taken back): the order's counts and the shares held. */
-  recordFill(before: R, after: R, deltaShares: bigint, filledShares: bigint): void;
+  recordFill(before: R, after: R, beforeTotals: FillTotals, totals: FillTotals): void;
   addLateFill(order: Pick<TrackedOrder, "tradingDay" | "conditionId" | "side">, filledUnits: bigint): Promise<void>;
 }

@@ -34,7 +34,9 @@ import type {
   BreakerState,
   CancelRetry,
   CredentialsInfo,
+  FillTotals,
   HeartbeatState,
+  HeldPosition,
   KillOutcome,
   KillPorts,
   OrderPorts,
@@ -98,6 +100,9 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   private readonly exposure = new Map<string, bigint>();
   /** Shares held per outcome token, from the fills reported (buys less sells). */
   private readonly held = new Map<string, bigint>();
+  /** Positions per outcome token at average cost, from the fills reported, and their cost per condition (exposure). */
+  private readonly positions = new Map<string, HeldPosition>();
+  private readonly positionCost = new Map<string, bigint>();
   /** The daily volume and exposure tallies together, for the bookkeeping functions (order-counts.ts). */
   private readonly counts: OrderCounts = { daily: this.daily, exposure: this.exposure };
   private lastTimestampMs: number;
@@ -142,6 +147,10 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     for (const [day, units] of Object.entries(snapshot.dailyUsedUnits)) this.daily.set(day, units);
     for (const [cond, units] of Object.entries(snapshot.exposureUnits)) this.exposure.set(cond, units);
     for (const [token, units] of Object.entries(snapshot.heldShares ?? {})) this.held.set(token, units);
+    for (const [token, p] of Object.entries(snapshot.positions ?? {})) {
+      this.positions.set(token, { ...p });
+      this.positionCost.set(p.conditionId, (this.positionCost.get(p.conditionId) ?? 0n) + p.costUnits);
+    }
     this.lastTimestampMs = snapshot.lastOrderTimestampMs;
     this.heartbeat = snapshot.heartbeat ?? null;
     this.approvals = [...(snapshot.recentApprovals ?? [])].sort((a, b) => a.at - b.at);
@@ -373,7 +382,8 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     const state: RiskState = {
       breaker: { tripped: breaker.state === "tripped", reason: breaker.reason },
       daily_used_usdc_units: this.daily.get(utcDay(now)) ?? 0n,
-      market_exposure_usdc_units: this.exposure.get(conditionId) ?? 0n,
+      // Positions at cost plus the orders' part beside them (order-counts.ts exposureOf).
+      market_exposure_usdc_units: (this.exposure.get(conditionId) ?? 0n) + (this.positionCost.get(conditionId) ?? 0n),
     };
     // The shares a sell may hand over: only where fills are followed (the service's order path).
     if (tokenId !== undefined && this.ports?.fills && this.ports.config.checkPositions) {
@@ -743,21 +753,57 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     return applyVenueReport(this, orderId, report);
   }
 
-  /** @internal (ActorCore) Follows a stored fill (or one taken back): the order's counts and the shares held. */
-  recordFill(before: R, after: R, deltaShares: bigint, filledShares: bigint): void {
+  /**
+   * @internal (ActorCore) Follows a stored fill (or one taken back): the order's counts, the shares
+   * held and the position (`before`/`totals`: the order's counted fills before and after).
+   */
+  recordFill(before: R, after: R, beforeTotals: FillTotals, totals: FillTotals): void {
+    const deltaShares = totals.sharesUnits - beforeTotals.sharesUnits;
+    const deltaUsdc = totals.usdcUnits - beforeTotals.usdcUnits;
     const tracked = this.active.get(after.id);
     if (tracked) {
-      this.apply(after.id, { status: after.status, venueOrderId: after.venueOrderId, filledUnits: after.filledUnits });
+      this.apply(after.id, { status: after.status, venueOrderId: after.venueOrderId, filledUnits: after.filledUnits, fillsUsdcUnits: totals.usdcUnits });
       const still = this.active.get(after.id);
-      if (still) still.filledSharesUnits = filledShares;
+      if (still) still.filledSharesUnits = totals.sharesUnits;
     } else {
-      this.addCounts(trackedOf(before), -1n);
-      const next = { ...trackedOf(after), filledSharesUnits: filledShares };
+      this.addCounts({ ...trackedOf(before), fillsUsdcUnits: beforeTotals.usdcUnits }, -1n);
+      const next = { ...trackedOf(after), filledSharesUnits: totals.sharesUnits, fillsUsdcUnits: totals.usdcUnits };
       if (ACTIVE_STATUSES.has(after.status)) this.track(next);
       else this.addCounts(next, 1n);
     }
     const token = after.typedData?.message.tokenId;
-    if (token && deltaShares !== 0n) this.held.set(token, (this.held.get(token) ?? 0n) + (after.side === "buy" ? deltaShares : -deltaShares));
+    if (!token) return;
+    if (deltaShares !== 0n) this.held.set(token, (this.held.get(token) ?? 0n) + (after.side === "buy" ? deltaShares : -deltaShares));
+    this.movePosition(token, after.conditionId, after.side, deltaShares, deltaUsdc);
+  }
+
+  /** A position after a change of one order's fills (average cost, as src/domain/positions.ts folds them). */
+  private movePosition(token: string, conditionId: string, side: "buy" | "sell", dShares: bigint, dUsdc: bigint): void {
+    if (dShares === 0n && dUsdc === 0n) return;
+    const p = this.positions.get(token) ?? { conditionId, sharesUnits: 0n, costUnits: 0n };
+    const costBefore = p.costUnits;
+    if (side === "buy") {
+      p.sharesUnits += dShares;
+      p.costUnits += dUsdc;
+    } else if (dShares > 0n) {
+      if (p.sharesUnits > 0n) {
+        const sold = dShares < p.sharesUnits ? dShares : p.sharesUnits;
+        p.costUnits -= (p.costUnits * sold) / p.sharesUnits;
+        p.sharesUnits -= sold;
+      }
+    } else if (dShares < 0n) {
+      // A sell taken back: its shares return at the average cost (at what it received when none are held).
+      const back = -dShares;
+      p.costUnits += p.sharesUnits > 0n ? (p.costUnits * back) / p.sharesUnits : -dUsdc;
+      p.sharesUnits += back;
+    }
+    if (p.sharesUnits <= 0n || p.costUnits < 0n) {
+      // Fills taken back out of order: never a negative position or cost (the store reloads it exactly at activation).
+      if (p.sharesUnits <= 0n) p.sharesUnits = 0n;
+      if (p.sharesUnits === 0n || p.costUnits < 0n) p.costUnits = 0n;
+    }
+    this.positions.set(token, p);
+    this.positionCost.set(p.conditionId, (this.positionCost.get(p.conditionId) ?? 0n) + p.costUnits - costBefore);
   }
 
   /** Shares of `tokenId` held (from fills) and those already offered in open sells. */

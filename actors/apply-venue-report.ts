@@ -59,6 +59,7 @@ export async function applyVenueReport<L extends ActorLimits, R extends StoredOr
             feeUnits: f.feeUnits,
             status: f.status as Exclude<typeof f.status, "failed">,
             at: f.at,
+            ...(f.covers ? { covers: f.covers } : {}),
           },
           decide,
         );
@@ -66,7 +67,7 @@ export async function applyVenueReport<L extends ActorLimits, R extends StoredOr
       if (out.kind === "not_found") return "not_found";
       if (out.kind === "refused") return refused(out.status, event);
       if (!out.changed) return "repeat";
-      actor.recordFill(out.before, out.row, out.totals.sharesUnits - out.beforeTotals.sharesUnits, out.totals.sharesUnits);
+      actor.recordFill(out.before, out.row, out.beforeTotals, out.totals);
       return "applied";
     }
     const row = await p.orders.get(orderId);

@@ -30,9 +30,24 @@ export function countedNotional(o: Pick<TrackedOrder, "status" | "notionalUnits"
   return ACTIVE_STATUSES.has(o.status) || o.status === "filled" || o.status === "failed" ? o.notionalUnits : o.filledUnits;
 }
 
-/** An order's share of its market's exposure: buys count while reserved, open or filled; sells reduce it only as they fill. */
-export function exposureOf(o: Pick<TrackedOrder, "side" | "status" | "notionalUnits" | "filledUnits">): bigint {
-  return o.side === "buy" ? countedNotional(o) : -o.filledUnits;
+/**
+ * An order's share of its market's exposure besides the positions (docs/decisions.md, "Exposure from
+ * positions plus open orders"). The positions count what the fills bought, at cost; an order counts
+ * only what they do not: a buy reserved, open, unresolved (`unknown`) or failed counts its notional
+ * less what its fills paid (its unfilled part); a buy that ended counts what it is known to have filled
+ * beyond its fills (learned from a venue read, with no fill row), a `filled` one at least its whole
+ * notional. A sell counts nothing: its fills take shares out of the position at their average cost.
+ */
+export function exposureOf(o: Pick<TrackedOrder, "side" | "status" | "notionalUnits" | "filledUnits" | "fillsUsdcUnits">): bigint {
+  if (o.side !== "buy") return 0n;
+  const base =
+    ACTIVE_STATUSES.has(o.status) || o.status === "failed"
+      ? o.notionalUnits
+      : o.status === "filled" && o.notionalUnits > o.filledUnits
+        ? o.notionalUnits
+        : o.filledUnits;
+  const paid = o.fillsUsdcUnits ?? 0n;
+  return base > paid ? base - paid : 0n;
 }
 
 /** Adds (sign 1) or removes (sign -1) an order's share of the daily volume and exposure. */
@@ -43,10 +58,12 @@ export function addCounts(counts: OrderCounts, o: TrackedOrder, sign: bigint): v
   counts.exposure.set(o.conditionId, (counts.exposure.get(o.conditionId) ?? 0n) + sign * exp);
 }
 
-/** Counts a fill learned after its order ended against the daily volume and (signed by side) the exposure. */
+/**
+ * Counts a fill learned after its order ended (from a venue read, with no fill row) against the daily
+ * volume and, for a buy, the exposure. A sell's never lowers the exposure: no fill says which shares left.
+ */
 export function addLateFillCounts(counts: OrderCounts, order: Pick<TrackedOrder, "tradingDay" | "conditionId" | "side">, filledUnits: bigint): void {
   if (filledUnits <= 0n) return;
   counts.daily.set(order.tradingDay, (counts.daily.get(order.tradingDay) ?? 0n) + filledUnits);
-  const signed = order.side === "buy" ? filledUnits : -filledUnits;
-  counts.exposure.set(order.conditionId, (counts.exposure.get(order.conditionId) ?? 0n) + signed);
+  if (order.side === "buy") counts.exposure.set(order.conditionId, (counts.exposure.get(order.conditionId) ?? 0n) + filledUnits);
 }

@@ -1,9 +1,11 @@
-import { fromStatuses, placementEvent } from "../src/domain/order-lifecycle.ts";
+import { fromStatuses, orderSharesUnits, placementEvent } from "../src/domain/order-lifecycle.ts";
+import { toUnits } from "../src/domain/units.ts";
 import { filledUnitsOf, orderStatusFor } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
 import type { Placed } from "./messages.ts";
 import type { ActorLimits, StoredOrder, VenueCancelResult, VenuePostResult } from "./ports.ts";
 import type { VenueOutcome } from "./venue-outcome.ts";
+import { applyVenueReport } from "./apply-venue-report.ts";
 
 /**
  * Sends one order to the venue and records what happened: in the store first, then in the actor.
@@ -68,6 +70,7 @@ export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
     await finish({ kind: "accepted", venueOrderId: result.venue_order_id, status, filledUnits });
   }
   await actor.recordVenueResult(true);
+  if (filledUnits > 0n && p.fills) await recordPlacementFill(actor, order.id, result, filledUnits, row);
   if (!row) {
     // The kill switch gave up on this order before the venue answered: take it off the venue again.
     const late = cancelLate ? await cancelLate(result.venue_order_id).catch(() => ({ ok: false as const, error: "unreachable" })) : null;
@@ -79,4 +82,56 @@ export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
     return { kind: "invalid_state", detail: "the order was settled (kill switch) while the venue was accepting it; a cancellation was sent", orderId: order.id };
   }
   return { kind: "ok", order: row };
+}
+
+/**
+ * A placement's answer that says the order matched is a fill report (source `rest`, key
+ * `order:<venue order id>:placement`, covering the trades and transactions the answer names): without
+ * it, a taker's fill on a venue with no source of fills (the CLOB without the chain or the user
+ * channel) would be known to the order's filled amount alone, and the positions would miss it. The
+ * sources' own reports of the same trades later take their shares out of it (src/db/fill-store.ts
+ * `coveredBy`), so a trade counts once. Shares: the answer's when it gives them, else the order's
+ * whole size when it filled, else its USDC at the order's limit price.
+ */
+async function recordPlacementFill<L extends ActorLimits, R extends StoredOrder>(
+  actor: ActorCore<L, R>,
+  orderId: string,
+  result: Extract<VenuePostResult, { ok: true }>,
+  filledUnits: bigint,
+  row: R | null,
+): Promise<void> {
+  const p = actor.requirePorts();
+  try {
+    const stored = row ?? (await p.orders.get(orderId));
+    const m = stored?.typedData?.message;
+    if (!stored || !m) return;
+    const whole = orderSharesUnits(m);
+    const notional = BigInt(m.side === 0 ? m.makerAmount : m.takerAmount);
+    let shares = result.filled_shares !== undefined ? toUnits(result.filled_shares, 6, "floor") : stored.status === "filled" ? whole : notional > 0n ? (filledUnits * whole) / notional : 0n;
+    if (shares > whole) shares = whole;
+    if (shares <= 0n) return;
+    const covers = [...(result.trade_ids ?? []).map((t) => `trade:${t}`), ...(result.tx_hashes ?? []).map((h) => `tx:${h.toLowerCase()}`)];
+    await applyVenueReport(actor, orderId, {
+      kind: "fill",
+      ref: { venueOrderId: result.venue_order_id },
+      source: "rest",
+      fillKey: `order:${result.venue_order_id}:placement`,
+      sharesUnits: shares,
+      usdcUnits: filledUnits,
+      feeUnits: 0n,
+      price: priceText(filledUnits, shares),
+      status: "matched",
+      at: new Date(actor.clock.now()),
+      covers,
+    });
+  } catch (error) {
+    p.observer.error("the placement's fill could not be recorded", { order_id: orderId, error });
+  }
+}
+
+/** USDC ÷ shares as decimal text to 6 places (floored). */
+function priceText(usdc: bigint, shares: bigint): string {
+  const units = (usdc * 1_000_000n) / shares;
+  const frac = (units % 1_000_000n).toString().padStart(6, "0").replace(/0+$/, "");
+  return `${units / 1_000_000n}${frac ? `.${frac}` : ""}`;
 }

@@ -82,6 +82,15 @@ export interface TrackedOrder {
   sharesUnits?: bigint;
   /** Shares filled so far, from the fills reported. */
   filledSharesUnits?: bigint;
+  /** USDC its counted fills add up to (they are in the positions; exposureOf counts the rest of the order). */
+  fillsUsdcUnits?: bigint;
+}
+
+/** What the agent holds of one outcome token, from its fills at average cost (6-decimal units). */
+export interface HeldPosition {
+  conditionId: string;
+  sharesUnits: bigint;
+  costUnits: bigint;
 }
 
 export interface AgentSnapshot<L extends ActorLimits> {
@@ -94,10 +103,12 @@ export interface AgentSnapshot<L extends ActorLimits> {
   activeOrders: TrackedOrder[];
   /** Notional counted against the daily limit, per UTC day (YYYY-MM-DD) that still matters. */
   dailyUsedUnits: Record<string, bigint>;
-  /** Exposure per condition id: buys net of sells, reserved, open and filled. */
+  /** Exposure per condition id of the orders beside the positions (order-counts.ts `exposureOf`). */
   exposureUnits: Record<string, bigint>;
   /** Shares held per outcome token, from the fills reported (buys less sells). */
   heldShares?: Record<string, bigint>;
+  /** Positions per outcome token from the counted fills (average cost): their cost is exposure. */
+  positions?: Record<string, HeldPosition>;
   /** Last EIP-712 timestamp (ms) given to this agent's orders. */
   lastOrderTimestampMs: number;
   /** The dead-man switch, when on. */
@@ -246,7 +257,7 @@ export interface OrderStore<R extends StoredOrder = StoredOrder> {
 
 /** What a venue answered to a placement. */
 export type VenuePostResult =
-  | { ok: true; venue_order_id: string; status: VenueOrderStatus; filled_usdc?: string }
+  | { ok: true; venue_order_id: string; status: VenueOrderStatus; filled_usdc?: string; filled_shares?: string; trade_ids?: string[]; tx_hashes?: string[] }
   | { ok: false; error: string };
 /** `status`: the venue's HTTP status when it answered with an error; `retry_after_s`: its Retry-After. */
 export type VenueCancelResult = { ok: true; already?: boolean } | { ok: false; error: string; status?: number; retry_after_s?: number };
@@ -315,6 +326,8 @@ export interface FillRecordInput {
   feeUnits: bigint;
   status: "matched" | "mined" | "confirmed" | "retrying";
   at: Date;
+  /** A placement answer's fill: the trades and transactions it named (src/domain/venue-report.ts). */
+  covers?: string[];
 }
 
 /** What an order's counted fills add up to (6-decimal units; fills taken back count for nothing). */

@@ -272,7 +272,7 @@ export function createServices(parts: {
     intents: new IntentService({ agents, clock }),
     orders,
     decisions: new DecisionService(database.db, clock),
-    exposure: new ExposureService(database.db, agents),
+    exposure: new ExposureService(database.db, agents, fills),
     kill,
     heartbeats: new HeartbeatService({ agents, kill, clock, logger }),
     payments: createPayments({

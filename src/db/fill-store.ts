@@ -3,7 +3,7 @@
  * however often. The order's row changes with it in the same transaction (its filled amount, its
  * status as the actor's lifecycle table decides, its `order` event reporting the fill).
  */
-import { and, asc, eq, inArray, ne, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, isNull, ne, or, sql } from "drizzle-orm";
 import type { OrderStatus } from "../domain/order-status.ts";
 import type { Db } from "./database.ts";
 import { events, type FillRowStatus, fills, type OrderHistoryEntry, orders } from "./schema.ts";
@@ -24,6 +24,12 @@ export interface FillInput {
   feeUnits: bigint;
   status: Exclude<FillRowStatus, "failed">;
   at: Date;
+  /**
+   * Set for a fill known from a placement's answer (source `rest`): the trades (`trade:<id>`) and
+   * transactions (`tx:<hash>`) the answer named. Such a fill counts what the sources' own reports of
+   * those trades have not accounted for yet (`coveredBy`), so a trade counts once.
+   */
+  covers?: string[];
 }
 
 /** What an order's counted fills add up to (failed ones count for nothing). */
@@ -88,26 +94,93 @@ export class FillStore {
         const match = [eq(fills.fillKey, f.fillKey)];
         if (f.tradeId) match.push(eq(fills.tradeId, f.tradeId));
         if (f.txHash && f.logIndex !== undefined) match.push(and(eq(fills.txHash, f.txHash), eq(fills.logIndex, f.logIndex))!);
-        const [existing] = await tx.select().from(fills).where(and(eq(fills.orderId, orderId), or(...match))).limit(1);
+        // A source that names the transaction but not the log (the user channel's trade) and one that
+        // names both (the chain) report the same fill when the shares agree: one row.
+        if (f.txHash) {
+          const oneLacksLog = f.logIndex === undefined ? sql`true` : isNull(fills.logIndex);
+          match.push(and(eq(fills.txHash, f.txHash), oneLacksLog, eq(fills.sharesUnits, f.sharesUnits))!);
+        }
+        const [existing, ...twins] = await tx
+          .select()
+          .from(fills)
+          .where(and(eq(fills.orderId, orderId), or(...match)))
+          .orderBy(asc(fills.id));
         let fill: FillRow;
         let changed = false;
         if (existing) {
           const set: Partial<FillRow> = {};
-          if (!existing.tradeId && f.tradeId) set.tradeId = f.tradeId;
-          if (!existing.txHash && f.txHash) {
+          if (twins.length) {
+            // Two rows this report shows to be one fill (the user channel's trade before it named its
+            // transaction, and the chain's log of it): the younger is folded into the older.
+            await tx.delete(fills).where(inArray(fills.id, twins.map((t) => t.id)));
+            for (const t of twins) {
+              if (!existing.tradeId && !set.tradeId && t.tradeId) set.tradeId = t.tradeId;
+              if (!existing.txHash && !set.txHash && t.txHash) {
+                set.txHash = t.txHash;
+                set.logIndex = t.logIndex;
+              }
+              if (existing.status !== "failed" && t.status !== "failed" && RANK[t.status] > RANK[set.status ?? existing.status]) set.status = t.status;
+              const sources = set.sources ?? existing.sources;
+              const more = t.sources.filter((x) => !sources.includes(x));
+              if (more.length) set.sources = [...sources, ...more];
+            }
+          }
+          if (!existing.tradeId && !set.tradeId && f.tradeId) set.tradeId = f.tradeId;
+          if (!existing.txHash && !set.txHash && f.txHash) {
             set.txHash = f.txHash;
             set.logIndex = f.logIndex ?? null;
+          } else if (existing.txHash && existing.logIndex === null && f.logIndex !== undefined) {
+            set.logIndex = f.logIndex;
           }
           if (f.blockNumber !== undefined && existing.blockNumber !== f.blockNumber) set.blockNumber = f.blockNumber;
-          if (existing.status !== "failed" && RANK[f.status] > RANK[existing.status]) set.status = f.status;
-          if (!existing.sources.includes(f.source)) set.sources = [...existing.sources, f.source];
+          if (existing.status !== "failed" && RANK[f.status] > RANK[set.status ?? existing.status]) set.status = f.status;
+          const sources = set.sources ?? existing.sources;
+          if (!sources.includes(f.source)) set.sources = [...sources, f.source];
           if (Object.keys(set).length) {
             [fill] = await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, existing.id)).returning();
-            changed = set.status !== undefined || set.tradeId !== undefined || set.txHash !== undefined;
+            changed = twins.length > 0 || set.status !== undefined || set.tradeId !== undefined || set.txHash !== undefined || set.logIndex !== undefined;
           } else {
             fill = existing;
           }
         } else {
+          let shares = f.sharesUnits;
+          let usdc = f.usdcUnits;
+          const named: { tradeId?: string; txHash?: string } = {};
+          if (f.covers) {
+            // A placement's answer: what the sources already reported of the trades it names is not counted again.
+            const known = await tx.select().from(fills).where(and(eq(fills.orderId, orderId), isNull(fills.covers), ne(fills.status, "failed")));
+            const trades = f.covers.filter((c) => c.startsWith("trade:"));
+            const txs = f.covers.filter((c) => c.startsWith("tx:"));
+            for (const k of known) {
+              const covered = shares > 0n ? coveredBy(f.covers, k) : false;
+              if (!covered) continue;
+              [shares, usdc] = absorb(shares, usdc, k.sharesUnits);
+              // As below: a fill that is one of the answer's matches carries the answer's one trade or transaction name.
+              const set: Partial<FillRow> = {};
+              if (!k.tradeId && trades.length === 1) set.tradeId = trades[0].slice("trade:".length);
+              if (!k.txHash && txs.length === 1) set.txHash = txs[0].slice("tx:".length);
+              if (Object.keys(set).length) await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, k.id));
+            }
+          } else {
+            // A source's own report of a trade a placement's answer counted: taken out of that answer's fill.
+            const placed = await tx
+              .select()
+              .from(fills)
+              .where(and(eq(fills.orderId, orderId), isNotNull(fills.covers), ne(fills.status, "failed"), sql`${fills.sharesUnits} > 0`))
+              .for("update");
+            for (const p of placed) {
+              const covered = coveredBy(p.covers ?? [], { tradeId: f.tradeId ?? null, txHash: f.txHash ?? null });
+              if (!covered) continue;
+              const [s2, u2] = absorb(p.sharesUnits, p.usdcUnits, f.sharesUnits);
+              await tx.update(fills).set({ sharesUnits: s2, usdcUnits: u2, updatedAt: now }).where(eq(fills.id, p.id));
+              // One of the answer's matches: when the answer named one trade (or one transaction), that is
+              // this fill's too, so the other source's report of it (by that name) is this row, not another fill.
+              const trades = (p.covers ?? []).filter((k) => k.startsWith("trade:"));
+              const txs = (p.covers ?? []).filter((k) => k.startsWith("tx:"));
+              if (!f.tradeId && trades.length === 1) named.tradeId = trades[0].slice("trade:".length);
+              if (!f.txHash && txs.length === 1) named.txHash = txs[0].slice("tx:".length);
+            }
+          }
           [fill] = await tx
             .insert(fills)
             .values({
@@ -118,17 +191,18 @@ export class FillStore {
               conditionId: before.conditionId,
               side: before.side,
               fillKey: f.fillKey,
-              tradeId: f.tradeId ?? null,
-              txHash: f.txHash ?? null,
+              tradeId: f.tradeId ?? named.tradeId ?? null,
+              txHash: f.txHash ?? named.txHash ?? null,
               logIndex: f.logIndex ?? null,
               blockNumber: f.blockNumber ?? null,
               source: f.source,
               sources: [f.source],
               price: f.price,
-              sharesUnits: f.sharesUnits,
-              usdcUnits: f.usdcUnits,
+              sharesUnits: shares,
+              usdcUnits: usdc,
               feeUnits: f.feeUnits,
               status: f.status,
+              covers: f.covers ?? null,
               at: f.at,
               createdAt: now,
               updatedAt: now,
@@ -180,9 +254,10 @@ export class FillStore {
     }
   }
 
-  /** An order's fills, oldest first. */
+  /** An order's fills, oldest first (a placement answer's fill that the sources' reports have wholly replaced is left out). */
   async fillsOf(orderId: string): Promise<FillRow[]> {
-    return this.db.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.at), asc(fills.id));
+    const rows = await this.db.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.at), asc(fills.id));
+    return rows.filter((r) => !(r.covers && r.sharesUnits === 0n));
   }
 
   /** An agent's counted fills (not taken back), oldest first: its positions are made of them. */
@@ -241,6 +316,31 @@ export class FillStore {
     await tx.insert(events).values({ orgId: row.orgId, agentId: row.agentId, type: "order", data: { ...this.orderEvent(row), fill: fillView(fill) }, createdAt: now });
     return row;
   }
+}
+
+/**
+ * Whether a source's fill (`f`) is one of the trades a placement's answer named (`covers`). It is
+ * when it shares a trade id or a transaction with them; it is not when it carries a kind of name the
+ * answer gave and that name differs (another trade: a later fill of the resting order); otherwise
+ * (nothing to compare: the chain's log against an answer that named trades only) it is taken as one
+ * of them, in the order reported: the placement's matches are the order's first fills.
+ */
+export function coveredBy(covers: readonly string[], f: { tradeId: string | null; txHash: string | null }): "named" | "unnamed" | false {
+  const trades = covers.filter((k) => k.startsWith("trade:"));
+  const txs = covers.filter((k) => k.startsWith("tx:"));
+  if (f.tradeId && trades.includes(`trade:${f.tradeId}`)) return "named";
+  if (f.txHash && txs.includes(`tx:${f.txHash.toLowerCase()}`)) return "named";
+  if (f.tradeId && trades.length) return false;
+  if (f.txHash && txs.length) return false;
+  return "unnamed";
+}
+
+/** A placement fill's shares and USDC after `taken` shares of it were reported by a source (USDC at its own price, rounded so what remains is never less). */
+function absorb(shares: bigint, usdc: bigint, taken: bigint): [bigint, bigint] {
+  if (shares <= 0n) return [0n, 0n];
+  const take = taken < shares ? taken : shares;
+  const left = shares - take;
+  return left === 0n ? [0n, 0n] : [left, usdc - (usdc * take) / shares];
 }
 
 async function totalsOf(tx: Pick<Db, "select">, orderId: string): Promise<FillTotals> {

@@ -215,6 +215,13 @@ export const fills = pgTable(
     usdcUnits: units("usdc_units").notNull(),
     feeUnits: units("fee_units").notNull().default(sql`0`),
     status: text("status").$type<FillRowStatus>().notNull(),
+    /**
+     * A fill known from a placement's answer (source `rest`): the trades and transactions that answer
+     * named (`trade:<id>`, `tx:<hash>`; empty when it named none). Its amounts are what the sources'
+     * own reports of those trades have not yet accounted for (docs/decisions.md, "Placement answers
+     * as fills"). Null for every other fill.
+     */
+    covers: jsonb("covers").$type<string[]>(),
     /** When the trade happened, as the source says. */
     at: ts("at").notNull(),
     createdAt: ts("created_at").notNull(),

@@ -48,6 +48,13 @@ export interface FillReport {
   price: string;
   status: FillStatus;
   at: Date;
+  /**
+   * Only on a fill known from a placement's answer (source `rest`, key `order:<venue order id>:placement`):
+   * the trades (`trade:<id>`) and transactions (`tx:<hash>`) the answer named, possibly none. That fill
+   * stands for the order's matches at placement until the sources report them one by one; each such
+   * report takes its shares out of it, so a trade counts once (docs/decisions.md).
+   */
+  covers?: string[];
 }
 
 /** A fill taken back: its block was reorganised away, or the venue reported the trade FAILED. */

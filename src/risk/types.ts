@@ -29,7 +29,7 @@ export interface RiskState {
   daily_used_usdc_units: bigint;
   /**
    * The agent's exposure in this market's condition (both outcome tokens:
-   * open and filled buys, net of sells), 6-decimal USDC units.
+   * positions at cost plus open buys' unfilled notional), 6-decimal USDC units.
    */
   market_exposure_usdc_units: bigint;
   /**

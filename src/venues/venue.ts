@@ -49,7 +49,17 @@ export interface PlaceDelegatedOrder {
 }
 
 export type PostResult =
-  | { ok: true; venue_order_id: string; status: VenueOrderStatus; filled_usdc?: string }
+  | {
+      ok: true;
+      venue_order_id: string;
+      status: VenueOrderStatus;
+      filled_usdc?: string;
+      /** Shares matched at placement, when the venue says (decimal text). */
+      filled_shares?: string;
+      /** The trades (and their transactions) the placement's matches made, when the venue names them. */
+      trade_ids?: string[];
+      tx_hashes?: string[];
+    }
   | { ok: false; error: string };
 
 /**

@@ -419,7 +419,8 @@ export interface RiskSummaryQuery {
 export interface Exposure {
   agent_id: string;
   limit_usdc: number;
-  data: { condition_id: string; market_ids: string[]; exposure_usdc: number }[];
+  /** exposure_usdc = positions_cost_usdc (positions at cost) + open_orders_usdc (open buys' unfilled notional). */
+  data: { condition_id: string; market_ids: string[]; exposure_usdc: number; positions_cost_usdc: number; open_orders_usdc: number }[];
 }
 
 /** An x402 payment (GET /v1/payments, admin). Amounts: USDC, and exact 6-decimal base units. */

@@ -2,7 +2,8 @@
  * The database side of the agent actor: loading an agent's snapshot on
  * activation, and the small writes the actor makes itself (AgentStore port).
  */
-import { and, eq, gt, inArray, lt, max, ne, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lt, max, ne, sql } from "drizzle-orm";
+import { positionsFrom } from "../../domain/positions.ts";
 import { orderSharesUnits } from "../../domain/order-lifecycle.ts";
 import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
 import {
@@ -12,6 +13,7 @@ import {
   type BreakerState,
   type CredentialsInfo,
   type HeartbeatState,
+  type HeldPosition,
   type TrackedOrder,
 } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
@@ -21,6 +23,20 @@ import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
 
 /** Statuses whose whole notional counts; others count what filled (see countedNotional in the actor). */
 export const COUNTED = sql`case when ${orders.status} in ('pending_approval','awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
+
+/** What an order's counted fills paid or received (USDC units): they are in the positions. */
+const FILLS_USDC = sql`coalesce((select sum(${fills.usdcUnits}) from ${fills} where ${fills.orderId} = ${orders.id} and ${fills.status} <> 'failed'), 0)`;
+
+/**
+ * An order's share of its market's exposure besides the positions, as the actor counts it
+ * (actors/order-counts.ts exposureOf): a buy reserved, open, unresolved or failed counts its notional
+ * less what its fills paid; one that ended counts what it is known to have filled beyond its fills (a
+ * `filled` one at least its notional); a sell counts nothing.
+ */
+export const ORDER_EXPOSURE = sql`case when ${orders.side} <> 'buy' then 0
+  when ${orders.status} in ('pending_approval','awaiting_signature','submitting','open','unknown','failed') then greatest(${orders.notionalUnits} - ${FILLS_USDC}, 0)
+  when ${orders.status} = 'filled' then greatest(greatest(${orders.notionalUnits}, ${orders.filledUnits}) - ${FILLS_USDC}, 0)
+  else greatest(${orders.filledUnits} - ${FILLS_USDC}, 0) end`;
 
 export type AgentLimits = Limits & ActorLimits;
 
@@ -56,7 +72,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
       this.db
         .select({
           condition: orders.conditionId,
-          units: sql<string>`coalesce(sum(case when ${orders.side} = 'buy' then ${COUNTED} else -${orders.filledUnits} end), 0)`,
+          units: sql<string>`coalesce(sum(${ORDER_EXPOSURE}), 0)`,
         })
         .from(orders)
         .where(eq(orders.agentId, agentId))
@@ -68,21 +84,30 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
         .where(and(eq(orders.agentId, agentId), gt(orders.createdAt, new Date(now - rememberMs)))),
       this.db
         .select({
-          token: fills.tokenId,
+          tokenId: fills.tokenId,
+          conditionId: fills.conditionId,
           order: fills.orderId,
           side: fills.side,
-          shares: sql<string>`coalesce(sum(${fills.sharesUnits}), 0)`,
+          sharesUnits: fills.sharesUnits,
+          usdcUnits: fills.usdcUnits,
         })
         .from(fills)
         .where(and(eq(fills.agentId, agentId), ne(fills.status, "failed")))
-        .groupBy(fills.tokenId, fills.orderId, fills.side),
+        .orderBy(asc(fills.at), asc(fills.id)),
     ]);
     const heldShares: Record<string, bigint> = {};
     const filledShares = new Map<string, bigint>();
+    const filledUsdc = new Map<string, bigint>();
+    const conditionOf = new Map<string, string>();
     for (const h of held) {
-      const units = BigInt(h.shares);
-      heldShares[h.token] = (heldShares[h.token] ?? 0n) + (h.side === "buy" ? units : -units);
-      filledShares.set(h.order, units);
+      heldShares[h.tokenId] = (heldShares[h.tokenId] ?? 0n) + (h.side === "buy" ? h.sharesUnits : -h.sharesUnits);
+      filledShares.set(h.order, (filledShares.get(h.order) ?? 0n) + h.sharesUnits);
+      filledUsdc.set(h.order, (filledUsdc.get(h.order) ?? 0n) + h.usdcUnits);
+      conditionOf.set(h.tokenId, h.conditionId);
+    }
+    const positions: Record<string, HeldPosition> = {};
+    for (const p of positionsFrom(held)) {
+      if (p.sharesUnits !== 0n || p.costUnits !== 0n) positions[p.tokenId] = { conditionId: conditionOf.get(p.tokenId) ?? "", sharesUnits: p.sharesUnits, costUnits: p.costUnits };
     }
     const a = row.agent;
     return {
@@ -118,9 +143,11 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
           tokenId: o.marketId,
           sharesUnits: o.typedData ? orderSharesUnits(o.typedData.message) : undefined,
           filledSharesUnits: filledShares.get(o.id) ?? 0n,
+          fillsUsdcUnits: filledUsdc.get(o.id) ?? 0n,
         }),
       ),
       heldShares,
+      positions,
       dailyUsedUnits: Object.fromEntries(daily.map((d) => [d.day, BigInt(d.units)])),
       exposureUnits: Object.fromEntries(exposure.map((e) => [e.condition, BigInt(e.units)])),
       lastOrderTimestampMs: last[0]?.at ? new Date(last[0].at).getTime() : 0,

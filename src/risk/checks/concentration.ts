@@ -1,8 +1,9 @@
 /**
  * Check 5, `concentration` (docs/api.md#risk-checks): `concentration_exceeded` when, on a
  * buy, the agent's exposure in this market's condition (state.
- * market_exposure_usdc_units: both outcome tokens, open and filled buys net of
- * sells) plus s exceeds max_market_exposure_pct × capital_usdc. Exactly
+ * market_exposure_usdc_units: both outcome tokens, the positions at cost plus
+ * open buys' unfilled notional; the actor keeps it, see actors/order-counts.ts
+ * exposureOf) plus s exceeds max_market_exposure_pct × capital_usdc. Exactly
  * reaching the cap passes. limit the cap in USDC, actual exposure + s.
  * - A sell always passes: on the CLOB a sell can only hand over shares the
  *   agent holds, so it lowers the exposure and can never raise it.

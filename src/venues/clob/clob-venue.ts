@@ -676,6 +676,14 @@ export class ClobVenue implements Venue {
     const usdc = side === 0 ? j.makingAmount : j.takingAmount;
     const filled = decimalOrNull(usdc);
     if (filled !== null) result.filled_usdc = filled;
+    const shares = decimalOrNull(side === 0 ? j.takingAmount : j.makingAmount);
+    if (shares !== null) result.filled_shares = shares;
+    // The matches' names: trade ids (since 2026-07), transaction hashes (before; empty until broadcast).
+    const names = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string" && x !== "") : []);
+    const tradeIds = names(j.tradeIDs ?? j.tradeIds);
+    const txs = names(j.transactionsHashes ?? j.transactionHashes);
+    if (tradeIds.length) result.trade_ids = tradeIds;
+    if (txs.length) result.tx_hashes = txs;
     return result;
   }
 

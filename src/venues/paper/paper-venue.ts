@@ -371,6 +371,7 @@ export class PaperVenue implements Venue {
     }
 
     const { fills, remaining } = book.match(side, price, size);
+    const tradeIds: string[] = [];
     for (const f of fills) {
       const notional = (f.size * f.price) / PRICE_ONE;
       rec.filled_size += f.size;
@@ -384,7 +385,7 @@ export class PaperVenue implements Venue {
       const fill: PaperFill = { taker_order_id: id, maker_order_id: f.maker.id, token_id: tokenId, price: f.price, size: f.size, usdc: notional, at: now };
       this.log(this.fills, fill);
       this.onFill?.(fill);
-      this.reportFill(fill, maker, rec);
+      tradeIds.push(this.reportFill(fill, maker, rec));
     }
     if (fills.length) this.lastTrade.set(tokenId, fromUnits(fills[fills.length - 1].price, PRICE_DECIMALS));
 
@@ -398,7 +399,9 @@ export class PaperVenue implements Venue {
       rec.status = rec.filled_size > 0n ? "matched" : "unmatched";
       this.log(this.cancels, { order_id: id, reason: "killed", remaining, at: now });
     }
-    return { ok: true, venue_order_id: id, status: rec.status, filled_usdc: fromUnits(rec.filled_usdc) };
+    const result: PostResult = { ok: true, venue_order_id: id, status: rec.status, filled_usdc: fromUnits(rec.filled_usdc) };
+    if (tradeIds.length) Object.assign(result, { filled_shares: fromUnits(rec.filled_size, SIZE_DECIMALS), trade_ids: tradeIds });
+    return result;
   }
 
   /**
@@ -632,9 +635,10 @@ export class PaperVenue implements Venue {
     this.sink = sink;
   }
 
-  private reportFill(fill: PaperFill, maker: PaperOrder | undefined, taker: PaperOrder): void {
-    if (!this.sink) return;
+  /** Names the trade (its id is in the placement's answer too) and reports it to the sink, if any. */
+  private reportFill(fill: PaperFill, maker: PaperOrder | undefined, taker: PaperOrder): string {
     const tradeId = `paper_${fill.at.toString(36)}_${(++this.tradeSeq).toString(36)}_${randomBytes(4).toString("hex")}`;
+    if (!this.sink) return tradeId;
     const at = new Date(fill.at);
     const price = fromUnits(fill.price, PRICE_DECIMALS);
     for (const o of [maker, taker]) {
@@ -653,6 +657,7 @@ export class PaperVenue implements Venue {
         at,
       });
     }
+    return tradeId;
   }
 
   private log<T>(arr: T[], item: T): void {
