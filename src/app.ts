@@ -44,6 +44,7 @@ import { toOrderModel } from "./modules/orders/order-view.ts";
 import { eventsModule } from "./modules/events/index.ts";
 import { EventStreamService } from "./modules/events/service.ts";
 import { EventLog } from "./db/event-log.ts";
+import { DbLeases } from "./db/agent-leases.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { interruptedRequestResolver } from "./modules/recovery/interrupted-requests.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
@@ -86,6 +87,8 @@ export interface Services {
   exposure: ExposureService;
   /** The event log table's reads, pruning and wake-up. */
   eventLog: EventLog;
+  /** Agent leases: which instance's actor owns each agent (src/db/agent-leases.ts). */
+  leases: DbLeases;
   events: EventStreamService;
 }
 
@@ -107,6 +110,19 @@ export function createServices(parts: {
   const orderEvent = (row: OrderRow) => ({ order: toOrderModel(row) });
   const eventLog = new EventLog(database.db, orderEvent);
   const onEvents = () => eventLog.wake();
+  // One actor per agent across every instance on the database (docs/decisions.md "One actor per agent
+  // across instances"). On PGlite (one process) the same leases are taken, by this process alone.
+  const leases = new DbLeases(database, {
+    instanceId: config.instanceId,
+    ttlMs: config.lease.ttlMs,
+    renewEveryMs: config.lease.renewMs,
+    log: { info: (m, f) => logger.info(m, f), warn: (m, f) => logger.warn(m, f) },
+    metrics: {
+      held: (n) => metrics.leasesHeld.set(n),
+      taken: (kind) => metrics.leaseTakenTotal.inc({ kind }),
+      lost: () => metrics.leaseLostTotal.inc(),
+    },
+  });
   const agents = new AgentService(database.db, {
     idleMs: config.actorIdleMs,
     onActors: (n) => metrics.actorsActive.set(n),
@@ -114,6 +130,12 @@ export function createServices(parts: {
     mailboxCapacity: config.actorMailboxMax,
     defaultLimits: defaultLimits as AgentLimits | undefined,
     onEvents,
+    lease: {
+      port: leases,
+      acquireWaitMs: config.lease.waitMs,
+      handoffMaxMs: config.lease.handoffMs,
+      log: (m, f) => logger.warn(m, f),
+    },
   });
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
   const orderRepo = new OrderRepository(database.db, {
@@ -157,10 +179,10 @@ export function createServices(parts: {
       warn: (message, fields) => logger.warn(message, fields),
       error: (message, fields) => logger.error(message, fields),
     },
-  });
+  }, (fence) => orderRepo.fenced(fence));
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
   const orders = new OrderService({ agents, repo: orderRepo, logger });
-  const idempotencyStore = new IdempotencyStore(database.db);
+  const idempotencyStore = new IdempotencyStore(database.db, config.instanceId);
   const kill = new KillService({
     db: database.db,
     agents,
@@ -206,6 +228,7 @@ export function createServices(parts: {
       replays: { hasStoredAnswer: (request, caller) => hasStoredAnswer(idempotencyStore, request, caller) },
     }),
     eventLog,
+    leases,
     events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
   };
 }
@@ -285,6 +308,9 @@ export function createApp(services: Services): App {
     services,
     async stop() {
       services.agents.stop();
+      // The leases go back at once (the next owner need not wait for a lapse), then renewal stops.
+      await services.agents.registry.releaseAll();
+      await services.leases.stop();
     },
   };
 }

@@ -5,6 +5,7 @@
  */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 
 const Bool = T.Union([T.Literal("true"), T.Literal("false"), T.Literal("1"), T.Literal("0")]);
@@ -50,6 +51,11 @@ export const EnvSchema = T.Object({
   RATE_LIMIT_PER_S: T.Optional(Int(0, 1000000)),
   MAX_BODY_BYTES: T.Optional(Int(256, 10485760)),
   LOG_LEVEL: T.Optional(T.Union([T.Literal("debug"), T.Literal("info"), T.Literal("warn"), T.Literal("error")])),
+  INSTANCE_ID: T.Optional(T.String({ pattern: "^[\\x21-\\x7e]{1,128}$" })),
+  LEASE_TTL_MS: T.Optional(Int(200, 60000)),
+  LEASE_RENEW_MS: T.Optional(Int(50, 30000)),
+  LEASE_WAIT_MS: T.Optional(Int(0, 60000)),
+  LEASE_HANDOFF_MS: T.Optional(Int(0, 60000)),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -91,6 +97,14 @@ export interface Config {
   rateLimitPerS: number;
   maxBodyBytes: number;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** This process's name in the agent lease table (INSTANCE_ID; default host name and pid). */
+  instanceId: string;
+  /**
+   * Agent leases (docs/decisions.md "One actor per agent across instances"): time to live, renewal
+   * interval, how long a request waits for another instance to hand an agent over, and how long an
+   * owner asked to hand over waits for the agent's in-flight work.
+   */
+  lease: { ttlMs: number; renewMs: number; waitMs: number; handoffMs: number };
 }
 
 export class ConfigError extends Error {
@@ -131,6 +145,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const readParts = [e.VENUE_READ_API_KEY, e.VENUE_READ_API_SECRET, e.VENUE_READ_ADDRESS];
   if (readParts.some((v) => v !== undefined) && readParts.some((v) => v === undefined)) {
     throw new ConfigError("invalid environment variable VENUE_READ_API_KEY: VENUE_READ_API_KEY, VENUE_READ_API_SECRET and VENUE_READ_ADDRESS go together");
+  }
+  if (e.LEASE_TTL_MS && e.LEASE_RENEW_MS && Number(e.LEASE_RENEW_MS) * 2 > Number(e.LEASE_TTL_MS)) {
+    throw new ConfigError("invalid environment variable LEASE_RENEW_MS: must be at most half of LEASE_TTL_MS (a lease is renewed at least twice before it lapses)");
   }
   const x402Enabled = e.X402_ENABLED === "true" || e.X402_ENABLED === "1";
   if (x402Enabled && !e.X402_PAY_TO) throw new ConfigError("invalid environment variable X402_PAY_TO: required when X402_ENABLED=true");
@@ -176,6 +193,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerS: e.RATE_LIMIT_PER_S ? Number(e.RATE_LIMIT_PER_S) : 0,
     maxBodyBytes: e.MAX_BODY_BYTES ? Number(e.MAX_BODY_BYTES) : 64 * 1024,
     logLevel: e.LOG_LEVEL ?? "info",
+    instanceId: e.INSTANCE_ID ?? `${hostname()}-${process.pid}`,
+    lease: {
+      ttlMs: e.LEASE_TTL_MS ? Number(e.LEASE_TTL_MS) : 1500,
+      renewMs: e.LEASE_RENEW_MS ? Number(e.LEASE_RENEW_MS) : 500,
+      waitMs: e.LEASE_WAIT_MS ? Number(e.LEASE_WAIT_MS) : 4000,
+      handoffMs: e.LEASE_HANDOFF_MS ? Number(e.LEASE_HANDOFF_MS) : 1000,
+    },
   };
 }
 

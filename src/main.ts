@@ -9,6 +9,7 @@ import { CredentialVault } from "./crypto/credential-vault.ts";
 import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts";
 import { DataDirLockedError } from "./db/data-dir-lock.ts";
 import { openDatabase } from "./db/database.ts";
+import { checkSealKeyFingerprint } from "./db/agent-leases.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { createVenue } from "./venues/create-venue.ts";
@@ -42,7 +43,13 @@ async function main() {
   const clock = systemClock;
   const venue = await openVenue(config, clock);
   const vault = await openVault(config, logger);
-  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir }).catch(
+  const database = await openDatabase(
+    config.databaseUrl
+      ? // A session idle in a transaction past the lease's time to live is ended: a paused process cannot
+        // hold a lease row's lock (agent_lease_fence) past its lease.
+        { kind: "postgres", url: config.databaseUrl, idleInTransactionMs: config.lease.ttlMs }
+      : { kind: "pglite", dataDir: config.dataDir },
+  ).catch(
     (error: unknown) => {
       // Another process holds the embedded database: say so and what to do, without a stack.
       if (error instanceof DataDirLockedError) {
@@ -52,13 +59,29 @@ async function main() {
       throw error;
     },
   );
+  // One seal key per database: an instance with another key could not open the credentials the
+  // others sealed (and a kill through it could not cancel with them).
+  const otherKey = await checkSealKeyFingerprint(database, vault.fingerprint());
+  if (otherKey) {
+    console.error(
+      `configuration error: this instance's seal key (fingerprint ${vault.fingerprint()}) is not the one this database's credentials are sealed with ` +
+        `(fingerprint ${otherKey}). Every instance on one database must use the same key: give each the same SEAL_KEY_FILE ` +
+        `(a copy of the first instance's DATA_DIR/seal-key.json) or the same SEAL_SECRET_KEY.`,
+    );
+    await database.close();
+    process.exit(2);
+  }
   const services = createServices({ config, logger, database, venue, vault, clock });
+  // Hand-over requests from the other instances (LISTEN); the instance's own row.
+  await services.leases.start();
   // First start on an empty database: a default organization and its first key (printed below, once).
   const firstRun = await createFirstRunKey({ db: database.db, apiKeys: services.apiKeys, dataDir: config.dataDir });
   const app = createApp(services);
   // Idempotency-Key records left in progress by a process that died: their retries are resolved
   // (the original outcome, or the request runs once) instead of answering 409 for a day.
-  const interrupted = await services.idempotency.interruptInFlight();
+  // Only this instance's own (an earlier run under the same INSTANCE_ID) and dead instances' records:
+  // a live instance's requests in progress are its own.
+  const interrupted = await services.idempotency.interruptInFlight({ startup: true });
   if (interrupted) logger.warn("idempotency keys interrupted by the last stop", { count: interrupted });
   // The paper venue's books are in memory: the orders resting on it before this start rest again,
   // before the server takes requests and before reconciliation reads the venue.
@@ -94,6 +117,7 @@ async function main() {
     //    still do after an answer (a kill's writes and fill reads, a placement's last write).
     await jobs.stop();
     await services.agents.settled();
+    // 2b. The agents' leases are released (app.stop): the next owner takes each over at once.
     await app.stop();
     await venue.close?.();
     // 3. The database flushes and closes (PGlite checkpoints its files; the lock is released).

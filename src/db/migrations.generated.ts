@@ -15,6 +15,7 @@ import m11 from "../../drizzle/0011_free_nighthawk.sql" with { type: "text" };
 import m12 from "../../drizzle/0012_flimsy_pride.sql" with { type: "text" };
 import m13 from "../../drizzle/0013_simple_robbie_robertson.sql" with { type: "text" };
 import m14 from "../../drizzle/0014_condemned_mindworm.sql" with { type: "text" };
+import m20 from "../../drizzle/0020_agent_leases.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
@@ -32,4 +33,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0012_flimsy_pride", when: 1795508203004, sql: m12 },
   { tag: "0013_simple_robbie_robertson", when: 1795511816510, sql: m13 },
   { tag: "0014_condemned_mindworm", when: 1795731395962, sql: m14 },
+  { tag: "0020_agent_leases", when: 1795791373713, sql: m20 },
 ];

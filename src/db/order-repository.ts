@@ -11,17 +11,21 @@ import { decodeCursor, pageOf } from "../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
 import type { NewEvent } from "./event-log.ts";
 import { type Clock, systemClock } from "../domain/clock.ts";
+import type { Fence } from "../../actors/lease-port.ts";
+import { fenceCheck, fenced } from "./lease-fence.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
 export type NewOrderRow = typeof orders.$inferInsert;
 export type NewDecisionRow = typeof riskDecisions.$inferInsert;
+/** A new order as the group-commit writer carries it: with the epoch of the lease its writer holds, when fenced. */
+type PendingOrderRow = NewOrderRow & { leaseEpoch?: number };
 /** What restoring an order that rests at the venue needs of its row (OrderRepository.restingAtVenue). */
 export type RestingOrderRow = Pick<OrderRow, "id" | "mode" | "orderType" | "expiration" | "venueOrderId" | "orderHash" | "typedData" | "filledUnits" | "createdAt">;
 
 
 export class OrderRepository {
   /** Approved orders, each with its approving decision. */
-  private readonly orderWriter: BatchWriter<NewOrderRow>;
+  private readonly orderWriter: BatchWriter<PendingOrderRow>;
   /** Rejected decisions (no order). */
   private readonly rejectionWriter: BatchWriter<NewDecisionRow>;
 
@@ -29,6 +33,8 @@ export class OrderRepository {
   private readonly clock: Clock;
   private readonly orderEvent: (row: OrderRow) => Record<string, unknown>;
   private readonly onEvents: () => void;
+  /** The agent lease this view's writes are fenced on (`fenced`); none: unfenced (one process, tests). */
+  protected fence: Fence | undefined;
 
   /**
    * `maxInFlight`: batches committing at once per writer (one connection each).
@@ -53,7 +59,7 @@ export class OrderRepository {
     this.orderEvent = opts.orderEvent ?? ((row) => ({ order: { id: row.id, status: row.status } }));
     this.onEvents = opts.onEvents ?? (() => {});
     const writerOpts = { maxInFlight: opts.maxInFlight, maxBatch: Math.min(opts.maxBatch ?? MAX_BATCH, MAX_BATCH), onBatch: opts.onBatch };
-    this.orderWriter = new BatchWriter<NewOrderRow>((items) => this.insertApproved(items), writerOpts);
+    this.orderWriter = new BatchWriter<PendingOrderRow>((items) => this.insertApproved(items), writerOpts);
     this.rejectionWriter = new BatchWriter<NewDecisionRow>((items) => this.insertRejections(items), writerOpts);
   }
 
@@ -64,8 +70,20 @@ export class OrderRepository {
    * `updatedAt` is stored as its `createdAt`.
    */
   async insert(order: NewOrderRow, decision: NewDecisionRow): Promise<void> {
-    await this.orderWriter.write({ ...order, decisionId: decision.id, decisionIntent: decision.intent });
+    const fence = this.fence;
+    await fenced(fence, () => this.orderWriter.write({ ...order, decisionId: decision.id, decisionIntent: decision.intent, leaseEpoch: fence?.epoch }));
     this.onEvents();
+  }
+
+  /**
+   * This repository with every write for one agent fenced on `fence` (the lease its actor runs under):
+   * the same writers and connections, one more condition per write. A refused write throws
+   * LeaseLostError and changes nothing.
+   */
+  fenced(fence: Fence): this {
+    const view = Object.create(this) as this;
+    view.fence = fence;
+    return view;
   }
 
   /** Durably writes a rejected decision (and its `risk_rejected` event). */
@@ -84,10 +102,15 @@ export class OrderRepository {
    * `created_at` parameter again, so each value is sent once. The text depends only on the number of
    * rows, so `run` prepares each size once per connection; MAX_BATCH bounds the sizes.
    */
-  private insertApproved(items: NewOrderRow[]): Promise<void> {
+  private insertApproved(items: PendingOrderRow[]): Promise<void> {
     const params: (string | null)[] = [];
     for (const o of items) pushValues(params, ORDER_COLUMNS, o);
-    return this.run(approvedStatement(items.length), params);
+    let fencedRows = false;
+    for (const o of items) if (o.leaseEpoch !== undefined) fencedRows = true;
+    if (!fencedRows) return this.run(approvedStatement(items.length), params);
+    // The epochs after the columns: the statement checks them with agent_lease_fence (lease-fence.ts).
+    for (const o of items) params.push(o.leaseEpoch === undefined ? null : String(o.leaseEpoch));
+    return this.run(fencedApprovedStatement(items.length), params);
   }
 
   private insertRejections(items: NewDecisionRow[]): Promise<void> {
@@ -115,7 +138,9 @@ export class OrderRepository {
   /** Records a larger filled amount learned from the venue, without changing the status. */
   async setFilled(id: string, status: OrderStatus, filledUnits: bigint): Promise<boolean> {
     const now = new Date(this.clock.now());
-    const changed = await this.db.transaction(async (tx) => {
+    const fence = this.fence;
+    const changed = await fenced(fence, () => this.db.transaction(async (tx) => {
+      if (fence) await tx.execute(fenceCheck(fence));
       const rows = await tx
         .update(orders)
         .set({ filledUnits, updatedAt: now })
@@ -123,7 +148,7 @@ export class OrderRepository {
         .returning();
       await this.orderEvents(tx, rows, now);
       return rows.length > 0;
-    });
+    }));
     if (changed) this.onEvents();
     return changed;
   }
@@ -131,22 +156,38 @@ export class OrderRepository {
   /** Marks a client cancel as sent (before the venue call); the marker's time, or null when the order is not in one of `from`. */
   async markCancelRequested(id: string, from: OrderStatus[]): Promise<Date | null> {
     const at = new Date(this.clock.now());
-    const rows = await this.db
-      .update(orders)
-      .set({ cancelRequestedAt: at })
-      .where(and(eq(orders.id, id), inArray(orders.status, from)))
-      .returning({ id: orders.id });
+    const rows = await this.fencedWrite((db) =>
+      db
+        .update(orders)
+        .set({ cancelRequestedAt: at })
+        .where(and(eq(orders.id, id), inArray(orders.status, from)))
+        .returning({ id: orders.id }),
+    );
     return rows.length ? at : null;
   }
 
   /** Clears the marker written at `at`: a later client cancel's marker stays. */
   async clearCancelRequested(id: string, at: Date): Promise<boolean> {
-    const rows = await this.db
-      .update(orders)
-      .set({ cancelRequestedAt: null })
-      .where(and(eq(orders.id, id), eq(orders.cancelRequestedAt, at)))
-      .returning({ id: orders.id });
+    const rows = await this.fencedWrite((db) =>
+      db
+        .update(orders)
+        .set({ cancelRequestedAt: null })
+        .where(and(eq(orders.id, id), eq(orders.cancelRequestedAt, at)))
+        .returning({ id: orders.id }),
+    );
     return rows.length > 0;
+  }
+
+  /** One write, in a transaction behind the fence's check when this view is fenced. */
+  private fencedWrite<T>(write: (db: Db) => Promise<T>): Promise<T> {
+    const fence = this.fence;
+    if (!fence) return write(this.db);
+    return fenced(fence, () =>
+      this.db.transaction(async (tx) => {
+        await tx.execute(fenceCheck(fence));
+        return write(tx as unknown as Db);
+      }),
+    );
   }
 
   async list(opts: { orgId: string; agentId?: string; status?: OrderStatus; limit: number; cursor?: string }) {
@@ -175,7 +216,9 @@ export class OrderRepository {
   async transition(id: string, from: OrderStatus[], to: OrderStatus, reason: string | null, patch: StatusPatch = {}): Promise<OrderRow | null> {
     const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason, ...(patch.by ? { by: patch.by } : {}) }];
-    const row = await this.db.transaction(async (tx) => {
+    const fence = this.fence;
+    const row = await fenced(fence, () => this.db.transaction(async (tx) => {
+      if (fence) await tx.execute(fenceCheck(fence));
       const [changed] = await tx
         .update(orders)
         .set({
@@ -191,7 +234,7 @@ export class OrderRepository {
         .returning();
       if (changed) await this.orderEvents(tx, [changed], now);
       return changed ?? null;
-    });
+    }));
     if (row) this.onEvents();
     return row;
   }
@@ -201,7 +244,9 @@ export class OrderRepository {
     if (!ids.length) return [];
     const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason }];
-    const rows = await this.db.transaction(async (tx) => {
+    const fence = this.fence;
+    const rows = await fenced(fence, () => this.db.transaction(async (tx) => {
+      if (fence) await tx.execute(fenceCheck(fence));
       const changed = await tx
         .update(orders)
         .set({
@@ -214,7 +259,7 @@ export class OrderRepository {
         .returning();
       await this.orderEvents(tx, changed, now);
       return changed;
-    });
+    }));
     if (rows.length) this.onEvents();
     return rows.map((r) => r.id);
   }
@@ -415,6 +460,26 @@ const approvedStatement = memoBySize((rows) => {
     `with o as (insert into orders (${ORDER_COLUMNS.map(([name]) => name).join(", ")}, updated_at) values ${orderTuples.join(", ")}) ` +
     `insert into events (org_id, agent_id, type, order_id, created_at) values ${eventTuples.join(", ")}`
   );
+});
+/**
+ * approvedStatement behind the fence: the same two inserts as data-modifying WITH queries, and the
+ * statement's own result the check of every row's epoch (the parameters after the columns, one per
+ * row, against the agent_id column's): a stale one raises and the whole statement inserts nothing.
+ * One call per statement, one lease-row lock per agent in it.
+ */
+const fencedApprovedStatement = memoBySize((rows) => {
+  const plain = approvedStatement(rows);
+  const first = rows * ORDER_COLUMNS.length;
+  const agentCol = ORDER_COLUMNS.findIndex(([n]) => n === "agent_id") + 1;
+  const agents: string[] = [];
+  const epochs: string[] = [];
+  for (let r = 0; r < rows; r++) {
+    agents.push(`$${r * ORDER_COLUMNS.length + agentCol}::text`);
+    epochs.push(`$${first + r + 1}::int8`);
+  }
+  // "with o as (insert orders) insert into events …" becomes "with o as (…), e as (insert into events …) select fence".
+  const split = plain.indexOf(") insert into events ");
+  return `${plain.slice(0, split)}), e as (${plain.slice(split + 2)}) select agent_lease_fence(array[${agents.join(", ")}], array[${epochs.join(", ")}])`;
 });
 // Rejected decisions and their `risk_rejected` events in one statement.
 const rejectionStatement = memoBySize(

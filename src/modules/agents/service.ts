@@ -3,6 +3,7 @@ import type { AgentView } from "../../../actors/agent-actor.ts";
 import { AgentActor } from "../../../actors/agent-actor.ts";
 import type { OrderPorts } from "../../../actors/ports.ts";
 import { ActorRegistry } from "../../../actors/registry.ts";
+import type { AgentLease, Fence, LeasePort } from "../../../actors/lease-port.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import type { OrderRow } from "../../db/order-repository.ts";
 import type { Db } from "../../db/database.ts";
@@ -24,18 +25,33 @@ export class AgentService {
 
   constructor(
     private readonly db: Db,
-    opts: { idleMs: number; defaultLimits?: AgentLimits; onActors?: (n: number) => void; clock?: Clock; mailboxCapacity?: number; onEvents?: () => void },
+    opts: {
+      idleMs: number;
+      defaultLimits?: AgentLimits;
+      onActors?: (n: number) => void;
+      clock?: Clock;
+      mailboxCapacity?: number;
+      onEvents?: () => void;
+      /** Single activation across instances (src/db/agent-leases.ts); absent: this process alone. */
+      lease?: { port: LeasePort; acquireWaitMs: number; handoffMaxMs: number; log?: (message: string, fields: Record<string, unknown>) => void };
+    },
   ) {
     this.clock = opts.clock ?? systemClock;
     this.store = new DbAgentStore(db, this.clock, opts.onEvents);
+    this.instanceId = opts.lease?.port.instanceId ?? null;
     this.registry = new ActorRegistry<Actor>({
       idleMs: opts.idleMs,
       clock: this.clock,
-      activate: async (id) => {
+      activate: async (id, lease) => {
         const snapshot = await this.store.load(id);
-        return snapshot ? new AgentActor(snapshot, this.store, this.clock, this.orderPorts ?? undefined, { mailboxCapacity: opts.mailboxCapacity }) : null;
+        if (!snapshot) return null;
+        // Under a lease, the actor's writes (its own and its orders') are fenced on the lease's epoch.
+        const store = lease ? this.store.fenced(lease) : this.store;
+        const ports = lease && this.orderPorts && this.fenceOrders ? { ...this.orderPorts, orders: this.fenceOrders(lease) } : this.orderPorts;
+        return new AgentActor(snapshot, store, this.clock, ports ?? undefined, { mailboxCapacity: opts.mailboxCapacity });
       },
       onSizeChange: opts.onActors,
+      lease: opts.lease,
     });
     this.defaults = opts.defaultLimits ?? (DEFAULT_LIMITS as AgentLimits);
   }
@@ -43,13 +59,24 @@ export class AgentService {
   private readonly defaults: AgentLimits;
   private readonly clock: Clock;
   private orderPorts: OrderPorts<OrderRow> | null = null;
+  /** The order store fenced on an agent's lease (OrderRepository.fenced). */
+  private fenceOrders: ((fence: Fence) => OrderPorts<OrderRow>["orders"]) | null = null;
+  /** This process's INSTANCE_ID when agents are leased (shown as `owner_instance`). */
+  readonly instanceId: string | null;
 
   /**
    * Gives the actors their order path (store, venue, credentials). Set once at start-up, before any
    * request: the credentials service depends on this service, so it cannot be passed in the constructor.
+   * `fenceOrders`: the order store for one lease (every write fenced on its epoch).
    */
-  connect(ports: OrderPorts<OrderRow>): void {
+  connect(ports: OrderPorts<OrderRow>, fenceOrders?: (fence: Fence) => OrderPorts<OrderRow>["orders"]): void {
     this.orderPorts = ports;
+    this.fenceOrders = fenceOrders ?? null;
+  }
+
+  /** The lease the agent's actor runs under here, if any. */
+  leaseOf(agentId: string): AgentLease | undefined {
+    return this.registry.leaseOf(agentId);
   }
 
   /** `reservedId`: the agent's id body chosen with the request's Idempotency-Key (see idempotency-recovery.ts). */
@@ -104,7 +131,7 @@ export class AgentService {
   }
 
   async get(caller: Caller, agentId: string): Promise<AgentModel> {
-    return toAgentModel((await this.actorFor(caller, agentId)).view());
+    return { ...toAgentModel((await this.actorFor(caller, agentId)).view()), owner_instance: this.instanceId };
   }
 
   async list(caller: Caller, opts: { limit: number; cursor?: string }) {
