@@ -1,0 +1,391 @@
+/**
+ * One actor per agent across instances (issue 23): three real service processes (`bun src/main.ts`,
+ * VENUE=clob against the venue simulator) on one PostgreSQL database of their own, with and without
+ * HAProxy (deploy/haproxy.cfg) in front.
+ *
+ * - 60 concurrent 5-USDC intents split across the three against a 100-USDC day approve exactly 20
+ *   (fresh agents, several rounds), directly and through the proxy;
+ * - a kill through a non-owner cancels every open order (delegated at the venue, payload awaiting its
+ *   signature) and no instance approves for the agent afterwards;
+ * - a limit change, a resume, a heartbeat through any instance take effect at once everywhere;
+ * - SIGKILL of the owner under load: another instance serves within 2 s of the lapse, a kill sent
+ *   meanwhile answers within its deadline, no order is lost or posted twice, every Idempotency-Key
+ *   resolves to one outcome;
+ * - a paused owner (SIGSTOP past its lease, SIGCONT) writes nothing after losing the lease;
+ * - a rolling restart of the three under load: no overshoot, no order lost or doubled.
+ * PostgreSQL only (TEST_DATABASE_URL): the embedded PGlite is one process by design.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import markets from "../../fixtures/markets.json" with { type: "json" };
+import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
+import { ownPostgresDatabase } from "../support/own-postgres-database.ts";
+import { ADMIN_TOKEN, type ServiceProcess, startService } from "../support/service-process.ts";
+
+const SIGNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const MARKET = (markets as any[]).find((m) => m.accepting_orders && !m.closed && !m.neg_risk && m.tick_size === "0.01");
+const TOKEN: string = MARKET.tokens[0].token_id;
+// Below the best bid: a delegated buy rests at the venue (open) until cancelled.
+const PRICE = Math.round((Number(MARKET.tokens[0].book.bids[0].price) - 0.05) * 100) / 100;
+const SEAL = Buffer.alloc(32, 23).toString("base64");
+const OPEN = { duplicate_window_s: 0, max_orders_per_minute: 100_000, max_open_orders: 100_000, capital_usdc: 1_000_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, max_order_usdc: 1000 };
+const TTL_MS = 1500;
+const HAPROXY = Bun.which("haproxy");
+
+let url: string | null = null;
+let sim: VenueSim;
+const procs: ServiceProcess[] = [];
+let key = "";
+const dirs: string[] = [];
+
+async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { "content-type": "application/json", "x-api-key": key, ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(20_000),
+  });
+  return { status: res.status, body: (await res.json().catch(() => null)) as any };
+}
+
+const env = (id: string) => ({
+  DATABASE_URL: url!,
+  INSTANCE_ID: id,
+  VENUE: "clob",
+  VENUE_URL: sim.url,
+  SEAL_SECRET_KEY: SEAL,
+  VENUE_TIMEOUT_MS: "2000",
+  LEASE_TTL_MS: String(TTL_MS),
+  LEASE_RENEW_MS: "500",
+  LOG_LEVEL: "info",
+});
+const start = (id: string, extra: Record<string, string> = {}) => startService({ ...env(id), ...extra }, 60_000);
+
+async function newAgent(base: string, limits: Record<string, unknown>, delegated = false) {
+  const r = await call(base, "POST", "/v1/agents", { wallet_address: SIGNER, limits: { ...OPEN, ...limits } });
+  expect(r.status).toBe(201);
+  const id = r.body.id as string;
+  if (delegated) {
+    const c = { api_key: crypto.randomUUID(), api_secret: randomBytes(32).toString("base64url"), passphrase: randomBytes(16).toString("hex") };
+    await fetch(`${sim.url}/_sim/credentials`, { method: "POST", body: JSON.stringify({ ...c, address: SIGNER, scopes: ["order:place", "order:cancel"] }) });
+    const set = await call(base, "POST", `/v1/agents/${id}/creds`, { ...c, scopes: ["order:place", "order:cancel"] });
+    expect(set.status).toBe(200);
+  }
+  return id;
+}
+const intent = (agent: string, size = 5) => ({ market_id: TOKEN, side: "buy", size_usdc: size, price: PRICE, agent_id: agent });
+
+async function ordersOf(base: string, agent: string): Promise<any[]> {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: any = (await call(base, "GET", `/v1/orders?agent_id=${agent}&limit=200${cursor ? `&cursor=${cursor}` : ""}`)).body;
+    out.push(...page.data);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+/** 60 intents at once, 20 to each base; how many were approved (201), and the other statuses. */
+async function burst(bases: string[], agent: string, headers: Record<string, string> = {}) {
+  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => call(bases[i % bases.length], "POST", "/v1/orders/intent", intent(agent), headers)));
+  const statuses = answers.map((a) => a.status);
+  const odd = answers.filter((a) => a.status !== 201 && a.status !== 422);
+  if (odd.length) console.log("unexpected answers", odd.slice(0, 3).map((a) => JSON.stringify(a.body)));
+  return { approved: statuses.filter((s) => s === 201).length, statuses };
+}
+
+const run = process.env.TEST_DATABASE_URL ? describe : describe.skip;
+
+run("agent leases across three instances on one PostgreSQL", () => {
+  beforeAll(async () => {
+    url = await ownPostgresDatabase("lease_cluster");
+    sim = startVenueSim({ port: 0, hostname: "127.0.0.1" });
+    // The first instance migrates; the others start against the migrated database.
+    procs.push(await start("a"));
+    procs.push(...(await Promise.all([start("b"), start("c")])));
+    const org = await call(procs[0].url, "POST", "/v1/orgs", { name: "lease" }, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    key = org.body.api_key.key;
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(procs.map((p) => p.stop().catch(() => 0)));
+    await sim?.stop();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  const bases = () => procs.slice(0, 3).map((p) => p.url);
+
+  test("60 concurrent 5-USDC intents across 3 instances against a 100-USDC day approve exactly 20 (fresh agents, 4 rounds)", async () => {
+    for (let round = 0; round < 4; round++) {
+      const agent = await newAgent(bases()[round % 3], { daily_volume_usdc: 100 });
+      const { approved, statuses } = await burst(bases(), agent);
+      expect({ round, approved, errors: statuses.filter((s) => s >= 500) }).toEqual({ round, approved: 20, errors: [] });
+      // The database holds exactly those, and every instance reports the same day.
+      expect((await ordersOf(bases()[0], agent)).length).toBe(20);
+      for (const b of bases()) {
+        const view = (await call(b, "GET", `/v1/agents/${agent}`)).body;
+        expect(view.daily_volume.used_usdc).toBeLessThanOrEqual(100);
+        expect(view.daily_volume.used_usdc).toBeGreaterThan(95);
+        expect(view.owner_instance).toBeOneOf(["a", "b", "c"]);
+      }
+    }
+  }, 120_000);
+
+  test.skipIf(!HAPROXY)("the same through HAProxy (deploy/haproxy.cfg): exactly 20, the agent stays on one instance", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "haproxy-"));
+    dirs.push(dir);
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    let cfg = readFileSync(resolve(import.meta.dir, "../../deploy/haproxy.cfg"), "utf8");
+    cfg = cfg.replace("bind :8080", `bind 127.0.0.1:${port}`).replace("log stdout format raw local0 warning", "");
+    bases().forEach((b, i) => (cfg = cfg.replace(`127.0.0.1:808${i + 1}`, new URL(b).host)));
+    writeFileSync(join(dir, "haproxy.cfg"), cfg);
+    const proxy = Bun.spawn([HAPROXY!, "-f", join(dir, "haproxy.cfg"), "-db"], { stdout: "ignore", stderr: "pipe" });
+    try {
+      const front = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 50; i++) {
+        if ((await fetch(`${front}/healthz`).catch(() => null))?.ok) break;
+        await Bun.sleep(100);
+      }
+      const before = await takeovers();
+      for (let round = 0; round < 3; round++) {
+        const agent = await newAgent(front, { daily_volume_usdc: 100 });
+        const { approved } = await burst([front], agent, { "x-agent-id": agent });
+        expect(approved).toBe(20);
+        expect((await ordersOf(front, agent)).length).toBe(20);
+      }
+      // Behind the proxy nothing is handed over: every request about an agent reached its one instance.
+      expect((await takeovers()) - before).toBe(0);
+    } finally {
+      proxy.kill();
+      await proxy.exited;
+    }
+  }, 60_000);
+
+  async function takeovers(): Promise<number> {
+    let n = 0;
+    for (const b of bases()) {
+      const text = await (await fetch(`${b}/metrics`)).text();
+      for (const kind of ["handoff", "lapsed"]) {
+        const m = text.match(new RegExp(`agent_lease_taken_total\\{kind="${kind}"\\} (\\d+)`));
+        n += Number(m?.[1] ?? 0);
+      }
+    }
+    return n;
+  }
+
+  test("a kill through a non-owner cancels every open order (delegated and payload); no instance approves afterwards", async () => {
+    const [a, b, c] = bases();
+    // Delegated: five orders resting at the venue, placed through a (the owner).
+    const delegated = await newAgent(a, { daily_volume_usdc: 1000 }, true);
+    const placed = await Promise.all(Array.from({ length: 5 }, () => call(a, "POST", "/v1/orders/intent", intent(delegated))));
+    for (const p of placed) expect(p.body.order?.status ?? p.body.status).toBe("open");
+    const killed = await call(b, "POST", `/v1/agents/${delegated}/kill`, {});
+    expect(killed.status).toBe(200);
+    expect(killed.body.cancelled.sort()).toEqual(placed.map((p) => p.body.order_id).sort());
+    expect(killed.body.failed).toEqual([]);
+    expect(killed.body.duration_ms).toBeLessThan(5000);
+    // Payload: three orders awaiting their signature, made through c.
+    const payload = await newAgent(c, { daily_volume_usdc: 1000 });
+    const unsigned = await Promise.all(Array.from({ length: 3 }, () => call(c, "POST", "/v1/orders/intent", intent(payload))));
+    for (const u of unsigned) expect(u.status).toBe(201);
+    const killed2 = await call(a, "POST", `/v1/agents/${payload}/kill`, {});
+    expect(killed2.status).toBe(200);
+    const orders2 = await ordersOf(b, payload);
+    expect(orders2.map((o) => o.status)).toEqual(["cancelled", "cancelled", "cancelled"]);
+    // At the venue every delegated order is cancelled; no instance approves for either agent now.
+    const orders = await ordersOf(c, delegated);
+    expect(orders.map((o) => o.status).sort()).toEqual(Array(5).fill("cancelled"));
+    for (const base of [a, b, c]) {
+      for (const agent of [delegated, payload]) {
+        const r = await call(base, "POST", "/v1/orders/intent", intent(agent));
+        expect(r.status).not.toBe(201);
+      }
+    }
+    expect((await ordersOf(a, delegated)).length).toBe(5);
+    expect((await ordersOf(a, payload)).length).toBe(3);
+  }, 60_000);
+
+  test("a limit change, a resume, a heartbeat through any instance take effect at once everywhere", async () => {
+    const [a, b, c] = bases();
+    const agent = await newAgent(a, { daily_volume_usdc: 1000 });
+    expect((await call(a, "POST", "/v1/orders/intent", intent(agent))).status).toBe(201);
+    // Limit lowered through b: a refuses the next intent at once (10 USDC over a 5-USDC-used day of 8).
+    expect((await call(b, "PATCH", `/v1/agents/${agent}/limits`, { daily_volume_usdc: 8 })).status).toBe(200);
+    const refused = await call(a, "POST", "/v1/orders/intent", intent(agent));
+    expect(refused.status).toBe(422);
+    expect((await call(c, "GET", `/v1/agents/${agent}`)).body.limits.daily_volume_usdc).toBe(8);
+    // Trip through c, resume through a: b approves at once.
+    expect((await call(c, "PATCH", `/v1/agents/${agent}/limits`, { daily_volume_usdc: 1000 })).status).toBe(200);
+    expect((await call(c, "POST", `/v1/agents/${agent}/kill`, {})).status).toBe(200);
+    expect((await call(b, "POST", "/v1/orders/intent", intent(agent))).status).not.toBe(201);
+    expect((await call(a, "POST", `/v1/agents/${agent}/resume`, {})).status).toBe(200);
+    expect((await call(b, "POST", "/v1/orders/intent", intent(agent))).status).toBe(201);
+    // The heartbeat: on through a, a beat through b, seen through c.
+    expect((await call(a, "PUT", `/v1/agents/${agent}/heartbeat`, { interval_s: 60 })).status).toBeOneOf([200, 201]);
+    const beat = await call(b, "POST", `/v1/agents/${agent}/heartbeat`, {});
+    expect(beat.status).toBe(200);
+    const seen = (await call(c, "GET", `/v1/agents/${agent}`)).body;
+    expect(seen.heartbeat.last_at).toBe(beat.body.heartbeat.last_at);
+  }, 60_000);
+
+  test("a rolling restart of the three under load: no overshoot, no order lost or doubled", async () => {
+    const agents = await Promise.all([0, 1, 2].map((i) => newAgent(bases()[i], { daily_volume_usdc: 100 }, true)));
+    const approved = new Map<string, Set<string>>(agents.map((a) => [a, new Set()]));
+    let alive = true;
+    let k = 0;
+    const worker = async (w: number) => {
+      while (alive) {
+        const live = procs.slice(0, 3).filter((p) => p.url);
+        const base = live[(w + k++) % live.length].url;
+        const agent = agents[(w + k) % agents.length];
+        const key2 = `roll-${w}-${k}`;
+        try {
+          const r = await call(base, "POST", "/v1/orders/intent", intent(agent, 1), { "idempotency-key": key2 });
+          if (r.status === 201) approved.get(agent)!.add(r.body.order_id);
+        } catch {
+          // the instance went away under the request: refused connection
+        }
+        await Bun.sleep(5);
+      }
+    };
+    const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+    for (let i = 0; i < 3; i++) {
+      await Bun.sleep(300);
+      const old = procs[i];
+      const stopping = old.stop();
+      // Requests keep going to the two others meanwhile.
+      procs[i] = { ...old, url: procs[(i + 1) % 3].url };
+      expect(await stopping).toBe(0);
+      procs[i] = await start(["a", "b", "c"][i]);
+    }
+    await Bun.sleep(300);
+    alive = false;
+    await Promise.all(workers);
+    for (const agent of agents) {
+      const rows = await ordersOf(bases()[0], agent);
+      // Every approved answer is one stored order, nothing more; the day is never overshot.
+      expect(new Set(rows.map((r) => r.id))).toEqual(approved.get(agent)!);
+      const used = (await call(bases()[1], "GET", `/v1/agents/${agent}`)).body.daily_volume.used_usdc;
+      expect(used).toBeLessThanOrEqual(100);
+      const posts = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as { posts: Record<string, number> };
+      for (const r of rows) expect(posts.posts[r.order_hash] ?? 0).toBeLessThanOrEqual(1);
+    }
+  }, 120_000);
+
+  test("SIGKILL of the owner under load: another instance serves within 2 s of the lapse; a kill meanwhile answers in time; every key resolves once", async () => {
+    const [, b, c] = bases();
+    const owner = procs[0];
+    const agent = await newAgent(owner.url, { daily_volume_usdc: 100_000 }, true);
+    const other = await newAgent(owner.url, { daily_volume_usdc: 100_000 });
+    // The owner takes both.
+    expect((await call(owner.url, "POST", "/v1/orders/intent", intent(other))).status).toBe(201);
+    const sent: { key: string; status?: number; orderId?: string }[] = [];
+    let alive = true;
+    let n = 0;
+    const worker = async () => {
+      while (alive) {
+        const rec: (typeof sent)[number] = { key: `sigkill-${n++}` };
+        sent.push(rec);
+        try {
+          const r = await call(owner.url, "POST", "/v1/orders/intent", intent(agent, 1), { "idempotency-key": rec.key });
+          rec.status = r.status;
+          rec.orderId = r.body?.order_id;
+        } catch {
+          // in flight at the SIGKILL
+        }
+      }
+    };
+    const workers = [worker(), worker(), worker(), worker()];
+    await Bun.sleep(400);
+    owner.signal("SIGKILL");
+    const killedAt = Date.now();
+    alive = false;
+    // A kill of the other agent sent meanwhile, through c: within the 5 s deadline.
+    const kill = call(c, "POST", `/v1/agents/${other}/kill`, {});
+    // b serves the agent once the lease lapsed (1.5 s), within 2 s of it.
+    const served = await call(b, "POST", "/v1/orders/intent", intent(agent, 1));
+    const servedAfter = Date.now() - killedAt;
+    expect(served.status).toBe(201);
+    expect(servedAfter).toBeLessThan(TTL_MS + 2000);
+    const k = await kill;
+    expect(k.status).toBe(200);
+    expect(Date.now() - killedAt).toBeLessThan(5000 + TTL_MS);
+    expect(k.body.duration_ms).toBeLessThan(5000);
+    await Promise.all(workers);
+    // Every key resolves to one outcome (the dead instance's records in progress are interrupted and
+    // resolved); an answer given before is given again.
+    const deadline = Date.now() + 10_000;
+    for (const rec of sent) {
+      for (;;) {
+        const r = await call(b, "POST", "/v1/orders/intent", intent(agent, 1), { "idempotency-key": rec.key });
+        if (r.status === 409 && r.body?.code === "idempotency_in_progress" && Date.now() < deadline) {
+          await Bun.sleep(200);
+          continue;
+        }
+        expect(r.status).toBeLessThan(500);
+        if (rec.status !== undefined) {
+          expect(r.status).toBe(rec.status);
+          if (rec.orderId) expect(r.body.order_id).toBe(rec.orderId);
+        }
+        rec.status = r.status;
+        rec.orderId = r.body?.order_id;
+        break;
+      }
+    }
+    const rows = await ordersOf(b, agent);
+    const answered = new Set([...sent.filter((s) => s.orderId).map((s) => s.orderId!), served.body.order_id]);
+    expect(new Set(rows.map((r) => r.id))).toEqual(answered);
+    const posts = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as { posts: Record<string, number> };
+    for (const r of rows) expect(posts.posts[r.order_hash] ?? 0).toBeLessThanOrEqual(1);
+    procs[0] = await start("a2");
+  }, 60_000);
+
+  test("a paused owner (SIGSTOP past its lease, then SIGCONT) writes nothing after losing the lease", async () => {
+    const [, b] = bases();
+    const owner = procs[0];
+    const agent = await newAgent(owner.url, { daily_volume_usdc: 100_000 });
+    const fromOwner: { status?: number; orderId?: string; at?: number }[] = [];
+    expect((await call(owner.url, "POST", "/v1/orders/intent", intent(agent, 1))).status).toBe(201);
+    // Requests in flight at the owner when it is paused.
+    const inFlight = Array.from({ length: 8 }, async () => {
+      const rec: (typeof fromOwner)[number] = {};
+      fromOwner.push(rec);
+      try {
+        const r = await call(owner.url, "POST", "/v1/orders/intent", intent(agent, 1));
+        rec.status = r.status;
+        rec.orderId = r.body?.order_id;
+        rec.at = Date.now();
+      } catch {
+        // no answer
+      }
+    });
+    await Bun.sleep(5);
+    process.kill(owner.pid, "SIGSTOP");
+    const stoppedAt = Date.now();
+    try {
+      await Bun.sleep(TTL_MS + 300);
+      // b takes the lapsed lease and serves.
+      const fromB = [];
+      for (let i = 0; i < 5; i++) fromB.push(await call(b, "POST", "/v1/orders/intent", intent(agent, 1)));
+      for (const r of fromB) expect(r.status).toBe(201);
+    } finally {
+      process.kill(owner.pid, "SIGCONT");
+    }
+    await Promise.all(inFlight);
+    await Bun.sleep(1000);
+    const rows = await ordersOf(b, agent);
+    // Nothing was written by the paused owner after b took over: every row is an answered order, and
+    // none the owner answered after its pause was created after it.
+    for (const rec of fromOwner) if (rec.status === 201) expect(rows.find((r) => r.id === rec.orderId)).toBeDefined();
+    const late = rows.filter((r) => new Date(r.created_at).getTime() > stoppedAt + TTL_MS && fromOwner.some((f) => f.orderId === r.id));
+    expect(late).toEqual([]);
+    expect(owner.lines.some((l) => l.includes("lease lost"))).toBe(true);
+    const used = (await call(b, "GET", `/v1/agents/${agent}`)).body.daily_volume.used_usdc;
+    const sum = rows.reduce((s, r) => s + Number(r.notional_usdc ?? 0), 0);
+    if (rows[0]?.notional_usdc !== undefined) expect(Math.abs(used - sum)).toBeLessThan(1e-6);
+  }, 60_000);
+});
