@@ -103,7 +103,12 @@ export class AgentService {
       createdAt: now,
       updatedAt: now,
     });
-    return toAgentModel((await this.actorFor(caller, id)).view());
+    const actor = await this.actorFor(caller, id);
+    const view = toAgentModel(actor.view());
+    // The new agent's lease goes back at once: its first request about it (behind the proxy, at the
+    // instance its id hashes to) takes it free, with no hand-over from the instance that created it.
+    if (this.instanceId) this.registry.forget(id, actor);
+    return view;
   }
 
   /** The actor of an agent the caller may act on: 404 for unknown or other organizations' agents, 403 for another agent's scoped key. */
