@@ -205,13 +205,14 @@ export class ActorRegistry<A extends Evictable> {
   }
 
   /** Drops `actor` (it was retired): the next `get` of its id activates afresh. */
-  forget(id: string, actor: A): void {
-    if (this.live.get(id) !== actor) return;
+  forget(id: string, actor: A): Promise<void> {
+    if (this.live.get(id) !== actor) return Promise.resolve();
     this.live.delete(id);
     const held = this.leases.get(id);
     this.leases.delete(id);
-    if (held) void this.options.lease?.port.release(held.lease).catch(() => undefined);
+    const released = held && this.options.lease ? this.options.lease.port.release(held.lease).catch(() => undefined) : Promise.resolve();
     this.options.onSizeChange?.(this.live.size);
+    return released;
   }
 
   /** Drops every actor that can be evicted now; returns how many were dropped. */

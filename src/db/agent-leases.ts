@@ -131,7 +131,9 @@ export class DbLeases implements LeasePort {
         if (previous) previous.lost = true;
         this.held.set(agentId, lease);
         this.opts.metrics?.held(this.held.size);
-        const kind = r.owner === null ? (handoff ? "handoff" : "free") : r.owner === this.instanceId ? "free" : "lapsed";
+        // The owner as read just before the take: none or this instance (free), one whose lease had
+        // lapsed (a take-over), or one that released it meanwhile (a hand-over when asked).
+        const kind = r.owner === null || r.owner === this.instanceId ? (handoff ? "handoff" : "free") : r.lapsed ? "lapsed" : handoff ? "handoff" : "free";
         this.opts.metrics?.taken(kind);
         if (kind !== "free") this.opts.log.info("lease taken", { agent_id: agentId, epoch: r.epoch, from: r.owner, kind });
         return lease;
@@ -213,7 +215,7 @@ export class DbLeases implements LeasePort {
   }
 
   /** Takes the lease if it is free, lapsed or this instance's; else says whose it is and for how long. */
-  private async tryTake(agentId: string): Promise<{ epoch: number | null; owner: string | null; remainingMs: number }> {
+  private async tryTake(agentId: string): Promise<{ epoch: number | null; owner: string | null; lapsed: boolean; remainingMs: number }> {
     const rows = rowsOf(
       await this.database.db.execute(
         sql`with prev as (select owner, expires_at from agent_leases where agent_id = ${agentId}),
@@ -225,12 +227,13 @@ export class DbLeases implements LeasePort {
                    returning epoch)
             select (select epoch from taken) as epoch,
                    (select owner from prev) as owner,
+                   (select expires_at < clock_timestamp() from prev) as lapsed,
                    (select greatest(0, extract(epoch from (expires_at - clock_timestamp())) * 1000)::int from prev) as remaining_ms`,
       ),
     );
     const r = rows[0] ?? {};
     const epoch = r.epoch === null || r.epoch === undefined ? null : Number(r.epoch);
-    return { epoch, owner: (r.owner as string | null) ?? null, remainingMs: Number(r.remaining_ms ?? 0) };
+    return { epoch, owner: (r.owner as string | null) ?? null, lapsed: r.lapsed === true, remainingMs: Number(r.remaining_ms ?? 0) };
   }
 
   private waitFor(agentId: string, ms: number): Promise<void> {

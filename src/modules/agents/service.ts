@@ -107,7 +107,7 @@ export class AgentService {
     const view = toAgentModel(actor.view());
     // The new agent's lease goes back at once: its first request about it (behind the proxy, at the
     // instance its id hashes to) takes it free, with no hand-over from the instance that created it.
-    if (this.instanceId) this.registry.forget(id, actor);
+    if (this.instanceId) await this.registry.forget(id, actor);
     return view;
   }
 
