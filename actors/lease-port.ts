@@ -21,8 +21,12 @@ export interface AgentLease extends Fence {
 }
 
 export interface LeaseHandlers {
-  /** Another instance asks for the agent: finish its in-flight work, then release the lease. */
-  releaseRequested(agentId: string): void;
+  /**
+   * Another instance asks for the agent: finish its in-flight work, then release the lease. `urgent`
+   * (a kill waits for it): release after a short wait even if work is still under way (its writes are
+   * then refused; the kill at the new owner cancels what it placed).
+   */
+  releaseRequested(agentId: string, urgent: boolean): void;
   /** The lease is gone (taken over, lapsed unrenewed, or a write was refused): drop the actor at once. */
   lost(agentId: string): void;
 }
@@ -35,7 +39,7 @@ export interface LeasePort {
    * `ask`, its owner is asked to release it and the call waits up to `waitMs` for the release or the
    * lapse. Null when it was not obtained in that time (never with a live owner when `ask` is false).
    */
-  acquire(agentId: string, opts: { waitMs: number; ask: boolean }): Promise<AgentLease | null>;
+  acquire(agentId: string, opts: { waitMs: number; ask: boolean; urgent?: boolean }): Promise<AgentLease | null>;
   /** Gives the lease up (owner cleared, the waiters woken); the lease is `lost` from then on. */
   release(lease: AgentLease): Promise<void>;
   setHandlers(handlers: LeaseHandlers): void;

@@ -27,6 +27,8 @@ export interface RegistryOptions<A> {
     acquireWaitMs: number;
     /** How long an owner asked to release waits for the agent's in-flight work before it releases anyway. */
     handoffMaxMs: number;
+    /** The same for an urgent request (a kill waits for it); default 1000 ms. */
+    urgentHandoffMs?: number;
     /** An owner keeps a lease it just took at least this long, so the requests that waited for it run. */
     minHoldMs?: number;
     log?: (message: string, fields: Record<string, unknown>) => void;
@@ -47,12 +49,14 @@ export class ActorRegistry<A extends Evictable> {
   private readonly leases = new Map<string, { lease: AgentLease; at: number }>();
   /** Hand-overs under way: the actor finishes its work, then the lease is released. */
   private readonly releasing = new Map<string, Promise<void>>();
-  /** Hand-overs asked for while the actor was still activating. */
-  private readonly releaseAsked = new Set<string>();
+  /** Hand-overs asked for while the actor was still activating (true: urgently). */
+  private readonly releaseAsked = new Map<string, boolean>();
+  /** Hand-overs under way that were asked for urgently (they stop waiting for the actor's work sooner). */
+  private readonly urgent = new Set<string>();
 
   constructor(private readonly options: RegistryOptions<A>) {
     options.lease?.port.setHandlers({
-      releaseRequested: (id) => this.handOver(id),
+      releaseRequested: (id, urgent) => this.handOver(id, urgent),
       lost: (id) => this.dropLost(id),
     });
     const every = options.sweepEveryMs ?? Math.max(1000, Math.floor(options.idleMs / 2));
@@ -67,13 +71,13 @@ export class ActorRegistry<A extends Evictable> {
    * the lease is taken first (another instance is asked to hand the agent over); LeaseUnavailableError
    * when it was not obtained in time.
    */
-  get(id: string): Promise<A | null> {
+  get(id: string, opts?: { urgent?: boolean }): Promise<A | null> {
     const actor = this.live.get(id);
     // While the agent is being handed over, new requests wait for it and then ask for it back.
     if (actor && (this.releasing.size === 0 || !this.releasing.has(id))) return Promise.resolve(actor);
     const inFlight = this.activating.get(id);
     if (inFlight) return inFlight;
-    return this.load(id, true);
+    return this.load(id, true, opts?.urgent === true);
   }
 
   /**
@@ -90,14 +94,14 @@ export class ActorRegistry<A extends Evictable> {
     return this.load(id, false).catch(() => null);
   }
 
-  private load(id: string, ask: boolean): Promise<A | null> {
+  private load(id: string, ask: boolean, urgent = false): Promise<A | null> {
     const lease = this.options.lease;
     const loading = (async () => {
       const before = this.releasing.get(id);
       if (before) await before;
       let held: AgentLease | undefined;
       if (lease) {
-        const got = await lease.port.acquire(id, { waitMs: ask ? lease.acquireWaitMs : 0, ask });
+        const got = await lease.port.acquire(id, { waitMs: ask ? lease.acquireWaitMs : 0, ask, urgent });
         if (!got) {
           if (ask) throw new LeaseUnavailableError(id);
           return null;
@@ -123,7 +127,11 @@ export class ActorRegistry<A extends Evictable> {
       return loaded;
     })().finally(() => {
       this.activating.delete(id);
-      if (this.releaseAsked.delete(id)) this.handOver(id);
+      const asked = this.releaseAsked.get(id);
+      if (asked !== undefined) {
+        this.releaseAsked.delete(id);
+        this.handOver(id, asked);
+      }
     });
     this.activating.set(id, loading);
     return loading;
@@ -140,11 +148,13 @@ export class ActorRegistry<A extends Evictable> {
    * ask for the lease back (behind the proxy's consistent hashing that only happens while instances
    * come or go).
    */
-  private handOver(id: string): void {
+  private handOver(id: string, urgent = false): void {
     const lease = this.options.lease;
-    if (!lease || this.releasing.has(id)) return;
+    if (!lease) return;
+    if (urgent) this.urgent.add(id);
+    if (this.releasing.has(id)) return;
     if (this.activating.has(id)) {
-      this.releaseAsked.add(id);
+      this.releaseAsked.set(id, urgent || this.releaseAsked.get(id) === true);
       return;
     }
     const actor = this.live.get(id);
@@ -153,8 +163,9 @@ export class ActorRegistry<A extends Evictable> {
     const done = (async () => {
       const minHold = held.at + (lease.minHoldMs ?? 50) - Date.now();
       if (minHold > 0) await Bun.sleep(minHold);
-      const until = Date.now() + lease.handoffMaxMs;
-      while (!actor.canEvict((this.options.clock ?? systemClock).now() + 1, 1) && Date.now() < until) await Bun.sleep(5);
+      const started = Date.now();
+      const until = () => started + (this.urgent.has(id) ? Math.min(lease.handoffMaxMs, lease.urgentHandoffMs ?? 1000) : lease.handoffMaxMs);
+      while (!actor.canEvict((this.options.clock ?? systemClock).now() + 1, 1) && Date.now() < until()) await Bun.sleep(5);
       if (this.live.get(id) === actor) {
         this.live.delete(id);
         this.leases.delete(id);
@@ -162,7 +173,10 @@ export class ActorRegistry<A extends Evictable> {
       }
       actor.onEvict?.();
       await lease.port.release(held.lease).catch((error: unknown) => lease.log?.("lease: release failed", { agent_id: id, error: String(error) }));
-    })().finally(() => this.releasing.delete(id));
+    })().finally(() => {
+      this.releasing.delete(id);
+      this.urgent.delete(id);
+    });
     this.releasing.set(id, done);
   }
 

@@ -194,12 +194,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: e.MAX_BODY_BYTES ? Number(e.MAX_BODY_BYTES) : 64 * 1024,
     logLevel: e.LOG_LEVEL ?? "info",
     instanceId: e.INSTANCE_ID ?? `${hostname()}-${process.pid}`,
-    lease: {
-      ttlMs: e.LEASE_TTL_MS ? Number(e.LEASE_TTL_MS) : 1500,
-      renewMs: e.LEASE_RENEW_MS ? Number(e.LEASE_RENEW_MS) : 500,
-      waitMs: e.LEASE_WAIT_MS ? Number(e.LEASE_WAIT_MS) : 4000,
-      handoffMs: e.LEASE_HANDOFF_MS ? Number(e.LEASE_HANDOFF_MS) : 1000,
-    },
+    lease: leaseConfig(e),
+  };
+}
+
+/**
+ * Agent lease timings. An owner asked to hand an agent over waits for its venue calls (at most
+ * VENUE_TIMEOUT_MS) and a second more; a request waits for that, a lapse and a second more.
+ */
+function leaseConfig(e: Env): Config["lease"] {
+  const ttlMs = e.LEASE_TTL_MS ? Number(e.LEASE_TTL_MS) : 1500;
+  const venueTimeoutMs = e.VENUE_TIMEOUT_MS ? Number(e.VENUE_TIMEOUT_MS) : 3000;
+  const handoffMs = e.LEASE_HANDOFF_MS ? Number(e.LEASE_HANDOFF_MS) : venueTimeoutMs + 1000;
+  return {
+    ttlMs,
+    renewMs: e.LEASE_RENEW_MS ? Number(e.LEASE_RENEW_MS) : Math.max(50, Math.floor(ttlMs / 3)),
+    waitMs: e.LEASE_WAIT_MS ? Number(e.LEASE_WAIT_MS) : handoffMs + ttlMs + 1000,
+    handoffMs,
   };
 }
 

@@ -84,8 +84,8 @@ export class DbLeases implements LeasePort {
       this.unlisten.push(
         await this.database.listen(REQUEST, (payload) => {
           try {
-            const { agent, owner } = JSON.parse(payload) as { agent: string; owner: string };
-            if (owner === this.instanceId && this.held.has(agent)) this.handlers?.releaseRequested(agent);
+            const { agent, owner, urgent } = JSON.parse(payload) as { agent: string; owner: string; urgent?: boolean };
+            if (owner === this.instanceId && this.held.has(agent)) this.handlers?.releaseRequested(agent, urgent === true);
           } catch {
             // not ours
           }
@@ -116,7 +116,7 @@ export class DbLeases implements LeasePort {
     return !!l && !l.lost && Date.now() < l.validUntil;
   }
 
-  async acquire(agentId: string, opts: { waitMs: number; ask: boolean }): Promise<AgentLease | null> {
+  async acquire(agentId: string, opts: { waitMs: number; ask: boolean; urgent?: boolean }): Promise<AgentLease | null> {
     const mine = this.held.get(agentId);
     if (mine && !mine.lost && Date.now() < mine.validUntil) return mine;
     const deadline = Date.now() + opts.waitMs;
@@ -142,7 +142,7 @@ export class DbLeases implements LeasePort {
       if (Date.now() - askedAt > 500) {
         askedAt = Date.now();
         handoff = true;
-        await this.database.db.execute(sql`select pg_notify(${REQUEST}, ${JSON.stringify({ agent: agentId, owner: r.owner, from: this.instanceId })})`);
+        await this.database.db.execute(sql`select pg_notify(${REQUEST}, ${JSON.stringify({ agent: agentId, owner: r.owner, from: this.instanceId, urgent: opts.urgent === true })})`);
       }
       // Wake on the release, else poll: the lapse (an owner that died), or every 100 ms.
       const waitMs = Math.max(5, Math.min(100, r.remainingMs + 5, deadline - Date.now()));
@@ -216,21 +216,9 @@ export class DbLeases implements LeasePort {
 
   /** Takes the lease if it is free, lapsed or this instance's; else says whose it is and for how long. */
   private async tryTake(agentId: string): Promise<{ epoch: number | null; owner: string | null; lapsed: boolean; remainingMs: number }> {
-    const rows = rowsOf(
-      await this.database.db.execute(
-        sql`with prev as (select owner, expires_at from agent_leases where agent_id = ${agentId}),
-                 taken as (
-                   insert into agent_leases (agent_id, owner, epoch, expires_at)
-                   values (${agentId}, ${this.instanceId}, 1, clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond')
-                   on conflict (agent_id) do update set owner = excluded.owner, epoch = agent_leases.epoch + 1, expires_at = excluded.expires_at
-                   where agent_leases.owner is null or agent_leases.owner = excluded.owner or agent_leases.expires_at < clock_timestamp()
-                   returning epoch)
-            select (select epoch from taken) as epoch,
-                   (select owner from prev) as owner,
-                   (select expires_at < clock_timestamp() from prev) as lapsed,
-                   (select greatest(0, extract(epoch from (expires_at - clock_timestamp())) * 1000)::int from prev) as remaining_ms`,
-      ),
-    );
+    // agent_lease_take (migration 0020): one statement, its own transaction; the agent's exclusive
+    // advisory lock is held from before the epoch changes until it commits (see lease-fence.ts).
+    const rows = rowsOf(await this.database.db.execute(sql`select * from agent_lease_take(${agentId}, ${this.instanceId}, ${this.opts.ttlMs})`));
     const r = rows[0] ?? {};
     const epoch = r.epoch === null || r.epoch === undefined ? null : Number(r.epoch);
     return { epoch, owner: (r.owner as string | null) ?? null, lapsed: r.lapsed === true, remainingMs: Number(r.remaining_ms ?? 0) };

@@ -1,9 +1,10 @@
 /**
  * The fencing side of agent leases (src/db/agent-leases.ts): a write for an agent runs only while the
- * epoch its writer holds is the lease's current one. `agent_lease_fence` (migration 0020) locks the
- * lease row FOR SHARE until the write commits, so a take-over waits for the write and the new owner's
- * load sees it; a stale epoch raises SQLSTATE `LEASE` and the whole statement or transaction changes
- * nothing.
+ * epoch its writer holds is the lease's current one. `agent_lease_fence` (migration 0020) takes the
+ * agent's shared advisory lock until the write commits, then reads the epoch: a take-over
+ * (`agent_lease_take`, which holds the exclusive one from before it changes the epoch until it commits)
+ * waits for the write and the new owner's load sees it; a write after the take-over sees the new epoch.
+ * A stale epoch raises SQLSTATE `LEASE` and the whole statement or transaction changes nothing.
  */
 import { sql } from "drizzle-orm";
 import { type Fence, LeaseLostError } from "../../actors/lease-port.ts";

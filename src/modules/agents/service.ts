@@ -112,13 +112,14 @@ export class AgentService {
   }
 
   /** The actor of an agent the caller may act on: 404 for unknown or other organizations' agents, 403 for another agent's scoped key. */
-  async actorFor(caller: Caller, agentId: string): Promise<Actor> {
+  async actorFor(caller: Caller, agentId: string, opts?: { urgent?: boolean }): Promise<Actor> {
     if (caller.agentId && caller.agentId !== agentId) {
       const actor = await this.registry.get(agentId);
       if (!actor || actor.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
       throw new ForbiddenError("this API key is scoped to another agent");
     }
-    const actor = await this.registry.get(agentId);
+    // `urgent` (a kill): another instance that owns the agent hands it over after a short wait.
+    const actor = await this.registry.get(agentId, opts);
     if (!actor || actor.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
     return actor;
   }

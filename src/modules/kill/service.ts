@@ -60,7 +60,7 @@ export class KillService {
     const runStartedAt = clock.now();
     const startedAt = opts.resume?.startedAt ?? runStartedAt;
     const deadlineAt = runStartedAt + this.deps.deadlineMs;
-    const actor = await agents.actorFor(caller, agentId);
+    const actor = await agents.actorFor(caller, agentId, { urgent: true });
     const killId = opts.resume?.killId ?? newId("kil", startedAt);
     this.running.add(killId);
     try {
