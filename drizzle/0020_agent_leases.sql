@@ -27,7 +27,9 @@ BEGIN
 	-- the agent's exclusive one from before it changes the epoch until it commits (agent_lease_take).
 	PERFORM pg_advisory_xact_lock_shared(7214993, s.k)
 		FROM (SELECT DISTINCT hashtext(h.a) AS k FROM unnest(agent_ids, epochs) AS h(a, e) WHERE h.e IS NOT NULL ORDER BY 1) s;
-	SELECT count(DISTINCT h.a) INTO wanted FROM unnest(agent_ids, epochs) AS h(a, e) WHERE h.e IS NOT NULL;
+	-- Distinct (agent, epoch) pairs: one batch may hold an agent's writes under two epochs (its old
+	-- actor's and its new one's), and the stale one must fail.
+	SELECT count(*) INTO wanted FROM (SELECT DISTINCT h.a, h.e FROM unnest(agent_ids, epochs) AS h(a, e) WHERE h.e IS NOT NULL) w;
 	IF wanted = 0 THEN
 		RETURN true;
 	END IF;
