@@ -119,7 +119,11 @@ export class ActorRegistry<A extends Evictable> {
         if (held) await lease!.port.release(held).catch(() => undefined);
         return null;
       }
-      if (held?.lost) return null;
+      if (held?.lost) {
+        // Lost while loading (taken over): not this process's to serve.
+        if (ask) throw new LeaseUnavailableError(id);
+        return null;
+      }
       this.live.set(id, loaded);
       if (held) this.leases.set(id, { lease: held, at: Date.now() });
       this.activations++;

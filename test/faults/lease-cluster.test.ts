@@ -239,7 +239,7 @@ run("agent leases across three instances on one PostgreSQL", () => {
     expect((await ordersOf(a, payload)).length).toBe(3);
   }, 60_000);
 
-  test("a limit change, a resume, a heartbeat through any instance take effect at once everywhere", async () => {
+  test("a limit change, a resume, a heartbeat, an approval through any instance take effect at once everywhere", async () => {
     const [a, b, c] = bases();
     const agent = await newAgent(a, { daily_volume_usdc: 1000 });
     expect((await call(a, "POST", "/v1/orders/intent", intent(agent))).status).toBe(201);
@@ -260,6 +260,15 @@ run("agent leases across three instances on one PostgreSQL", () => {
     expect(beat.status).toBe(200);
     const seen = (await call(c, "GET", `/v1/agents/${agent}`)).body;
     expect(seen.heartbeat.last_at).toBe(beat.body.heartbeat.last_at);
+    // An approval: held through c, approved through a, then the approval is spent everywhere (b).
+    expect((await call(b, "PATCH", `/v1/agents/${agent}/limits`, { approval_threshold_usdc: 4 })).status).toBe(200);
+    const held = await call(c, "POST", "/v1/orders/intent", intent(agent));
+    expect(held.status).toBe(202);
+    const approved = await call(a, "POST", `/v1/orders/${held.body.order_id}/approve`, {});
+    expect(approved.status).toBe(200);
+    expect(approved.body.order?.status ?? approved.body.status).toBe("awaiting_signature");
+    expect((await call(b, "POST", `/v1/orders/${held.body.order_id}/approve`, {})).status).toBe(409);
+    expect((await call(b, "GET", `/v1/orders/${held.body.order_id}`)).body.status).toBe("awaiting_signature");
   }, 60_000);
 
   test("a rolling restart of the three under load: no overshoot, no order lost or doubled", async () => {
@@ -286,9 +295,11 @@ run("agent leases across three instances on one PostgreSQL", () => {
       }
     };
     const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+    const stopped: ServiceProcess[] = [];
     for (let i = 0; i < 3; i++) {
       await Bun.sleep(300);
       const old = procs[i];
+      stopped.push(old);
       const stopping = old.stop();
       // Requests keep going to the two others meanwhile.
       procs[i] = { ...old, url: procs[(i + 1) % 3].url };
@@ -310,6 +321,9 @@ run("agent leases across three instances on one PostgreSQL", () => {
       }
       rec.orderId = r.body?.order_id;
     }
+    // A stopping instance released its leases: the others took them at once, never after a lapse.
+    const lapsed = [...stopped, ...procs.slice(0, 3)].flatMap((p) => p.lines.filter((l) => l.includes('"lease taken"') && l.includes('"lapsed"') && agents.some((a) => l.includes(a))));
+    expect(lapsed).toEqual([]);
     const unanswered = sent.filter((r) => r.status === undefined);
     console.log(`rolling restart: ${sent.length} intents, ${unanswered.length} without an answer (refused connections), resolved by their retries`);
     for (const agent of agents) {
