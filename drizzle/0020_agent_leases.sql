@@ -20,24 +20,20 @@ ALTER TABLE "idempotency_keys" ADD COLUMN "owner" text;--> statement-breakpoint
 CREATE INDEX "idempotency_in_progress_idx" ON "idempotency_keys" USING btree ("owner") WHERE "status" = 0;--> statement-breakpoint
 CREATE OR REPLACE FUNCTION agent_lease_fence(agent_ids text[], epochs bigint[]) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
-	wanted integer;
 	held integer;
 BEGIN
-	-- Each agent's shared advisory lock, in one order (no deadlock between batches): a take-over holds
-	-- the agent's exclusive one from before it changes the epoch until it commits (agent_lease_take).
-	PERFORM pg_advisory_xact_lock_shared(7214993, s.k)
-		FROM (SELECT DISTINCT hashtext(h.a) AS k FROM unnest(agent_ids, epochs) AS h(a, e) WHERE h.e IS NOT NULL ORDER BY 1) s;
-	-- Distinct (agent, epoch) pairs: one batch may hold an agent's writes under two epochs (its old
-	-- actor's and its new one's), and the stale one must fail.
-	SELECT count(*) INTO wanted FROM (SELECT DISTINCT h.a, h.e FROM unnest(agent_ids, epochs) AS h(a, e) WHERE h.e IS NOT NULL) w;
-	IF wanted = 0 THEN
+	-- agent_ids and epochs: the (agent, epoch) pairs a write is made under, each once (one agent may come
+	-- with two epochs, its old actor's and its new one's: the stale one must fail).
+	IF coalesce(cardinality(agent_ids), 0) = 0 THEN
 		RETURN true;
 	END IF;
+	-- Each agent's shared advisory lock, in one order (no deadlock between batches): a take-over holds
+	-- the agent's exclusive one from before it changes the epoch until it commits (agent_lease_take).
+	PERFORM pg_advisory_xact_lock_shared(7214993, s.k) FROM (SELECT hashtext(a) AS k FROM unnest(agent_ids) AS a ORDER BY 1) s;
 	-- A fresh snapshot (a volatile function's statement): a take-over that committed before the lock
 	-- was granted is seen.
-	SELECT count(*) INTO held FROM agent_leases l
-		WHERE (l.agent_id, l.epoch) IN (SELECT DISTINCT h.a, h.e FROM unnest(agent_ids, epochs) AS h(a, e) WHERE h.e IS NOT NULL);
-	IF held < wanted THEN
+	SELECT count(*) INTO held FROM agent_leases l JOIN unnest(agent_ids, epochs) AS h(a, e) ON l.agent_id = h.a AND l.epoch = h.e;
+	IF held < cardinality(agent_ids) THEN
 		RAISE EXCEPTION 'agent lease lost: a write fenced by a stale lease epoch' USING ERRCODE = 'LEASE';
 	END IF;
 	RETURN true;

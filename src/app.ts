@@ -135,6 +135,8 @@ export function createServices(parts: {
       acquireWaitMs: config.lease.waitMs,
       handoffMaxMs: config.lease.handoffMs,
       log: (m, f) => logger.warn(m, f),
+      // PGlite is one process (its data-directory lock): the same leases, without the per-write fence.
+      fenceWrites: database.kind === "postgres",
     },
   });
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });

@@ -71,7 +71,8 @@ export class OrderRepository {
    */
   async insert(order: NewOrderRow, decision: NewDecisionRow): Promise<void> {
     const fence = this.fence;
-    await fenced(fence, () => this.orderWriter.write({ ...order, decisionId: decision.id, decisionIntent: decision.intent, leaseEpoch: fence?.epoch }));
+    const written = this.orderWriter.write({ ...order, decisionId: decision.id, decisionIntent: decision.intent, leaseEpoch: fence?.epoch });
+    await (fence ? fenced(fence, () => written) : written);
     this.onEvents();
   }
 
@@ -108,8 +109,20 @@ export class OrderRepository {
     let fencedRows = false;
     for (const o of items) if (o.leaseEpoch !== undefined) fencedRows = true;
     if (!fencedRows) return this.run(approvedStatement(items.length), params);
-    // The epochs after the columns: the statement checks them with agent_lease_fence (lease-fence.ts).
-    for (const o of items) params.push(o.leaseEpoch === undefined ? null : String(o.leaseEpoch));
+    // After the columns, the batch's distinct (agent, epoch) pairs as two arrays: the statement checks
+    // them with agent_lease_fence (lease-fence.ts).
+    const agentIds: string[] = [];
+    const epochs: string[] = [];
+    const seen = new Set<string>();
+    for (const o of items) {
+      if (o.leaseEpoch === undefined) continue;
+      const pair = `${o.agentId} ${o.leaseEpoch}`;
+      if (seen.has(pair)) continue;
+      seen.add(pair);
+      agentIds.push(o.agentId);
+      epochs.push(String(o.leaseEpoch));
+    }
+    params.push(pgTextArray(agentIds), `{${epochs.join(",")}}`);
     return this.run(fencedApprovedStatement(items.length), params);
   }
 
@@ -463,24 +476,23 @@ const approvedStatement = memoBySize((rows) => {
 });
 /**
  * approvedStatement behind the fence: the same two inserts as data-modifying WITH queries, and the
- * statement's own result the check of every row's epoch (the parameters after the columns, one per
- * row, against the agent_id column's): a stale one raises and the whole statement inserts nothing.
- * One call per statement, one lease-row lock per agent in it.
+ * statement's own result the check of the batch's (agent, epoch) pairs (the two array parameters after
+ * the columns): a stale one raises and the whole statement inserts nothing. One call per statement,
+ * one shared advisory lock and one index lookup per agent in it.
  */
 const fencedApprovedStatement = memoBySize((rows) => {
   const plain = approvedStatement(rows);
   const first = rows * ORDER_COLUMNS.length;
-  const agentCol = ORDER_COLUMNS.findIndex(([n]) => n === "agent_id") + 1;
-  const agents: string[] = [];
-  const epochs: string[] = [];
-  for (let r = 0; r < rows; r++) {
-    agents.push(`$${r * ORDER_COLUMNS.length + agentCol}::text`);
-    epochs.push(`$${first + r + 1}::int8`);
-  }
   // "with o as (insert orders) insert into events …" becomes "with o as (…), e as (insert into events …) select fence".
   const split = plain.indexOf(") insert into events ");
-  return `${plain.slice(0, split)}), e as (${plain.slice(split + 2)}) select agent_lease_fence(array[${agents.join(", ")}], array[${epochs.join(", ")}])`;
+  return `${plain.slice(0, split)}), e as (${plain.slice(split + 2)}) select agent_lease_fence($${first + 1}::text[], $${first + 2}::int8[])`;
 });
+
+/** A text[] parameter's text: each element quoted (a quote or backslash escaped). */
+function pgTextArray(values: string[]): string {
+  return `{${values.map((v) => `"${v.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
+}
+
 // Rejected decisions and their `risk_rejected` events in one statement.
 const rejectionStatement = memoBySize(
   (rows) => `with e as (${valuesInsert("events", EVENT_COLUMNS, rows, rows * DECISION_COLUMNS.length + 1)}) ${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, 1)}`,

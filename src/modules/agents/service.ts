@@ -33,7 +33,17 @@ export class AgentService {
       mailboxCapacity?: number;
       onEvents?: () => void;
       /** Single activation across instances (src/db/agent-leases.ts); absent: this process alone. */
-      lease?: { port: LeasePort; acquireWaitMs: number; handoffMaxMs: number; log?: (message: string, fields: Record<string, unknown>) => void };
+      lease?: {
+        port: LeasePort;
+        acquireWaitMs: number;
+        handoffMaxMs: number;
+        log?: (message: string, fields: Record<string, unknown>) => void;
+        /**
+         * Whether the actors' writes are fenced on their lease's epoch (PostgreSQL). On PGlite the
+         * data-directory lock already keeps every other process out: the fence would only cost CPU.
+         */
+        fenceWrites?: boolean;
+      };
     },
   ) {
     this.clock = opts.clock ?? systemClock;
@@ -46,8 +56,9 @@ export class AgentService {
         const snapshot = await this.store.load(id);
         if (!snapshot) return null;
         // Under a lease, the actor's writes (its own and its orders') are fenced on the lease's epoch.
-        const store = lease ? this.store.fenced(lease) : this.store;
-        const ports = lease && this.orderPorts && this.fenceOrders ? { ...this.orderPorts, orders: this.fenceOrders(lease) } : this.orderPorts;
+        const fence = opts.lease?.fenceWrites !== false ? lease : undefined;
+        const store = fence ? this.store.fenced(fence) : this.store;
+        const ports = fence && this.orderPorts && this.fenceOrders ? { ...this.orderPorts, orders: this.fenceOrders(fence) } : this.orderPorts;
         return new AgentActor(snapshot, store, this.clock, ports ?? undefined, { mailboxCapacity: opts.mailboxCapacity });
       },
       onSizeChange: opts.onActors,
