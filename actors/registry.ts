@@ -53,6 +53,8 @@ export class ActorRegistry<A extends Evictable> {
   private readonly releaseAsked = new Map<string, boolean>();
   /** Hand-overs under way that were asked for urgently (they stop waiting for the actor's work sooner). */
   private readonly urgent = new Set<string>();
+  /** Activations under way that only probe (getIfFree: the lease taken if free, no owner asked). */
+  private readonly probing = new Set<string>();
 
   constructor(private readonly options: RegistryOptions<A>) {
     options.lease?.port.setHandlers({
@@ -76,7 +78,8 @@ export class ActorRegistry<A extends Evictable> {
     // While the agent is being handed over, new requests wait for it and then ask for it back.
     if (actor && (this.releasing.size === 0 || !this.releasing.has(id))) return Promise.resolve(actor);
     const inFlight = this.activating.get(id);
-    if (inFlight) return inFlight;
+    // A background probe (getIfFree) does not ask the owner: when it found the agent taken, ask now.
+    if (inFlight) return this.probing.has(id) ? inFlight.catch(() => null).then((a) => a ?? this.get(id, opts)) : inFlight;
     return this.load(id, true, opts?.urgent === true);
   }
 
@@ -96,6 +99,7 @@ export class ActorRegistry<A extends Evictable> {
 
   private load(id: string, ask: boolean, urgent = false): Promise<A | null> {
     const lease = this.options.lease;
+    if (!ask) this.probing.add(id);
     const loading = (async () => {
       const before = this.releasing.get(id);
       if (before) await before;
@@ -131,6 +135,7 @@ export class ActorRegistry<A extends Evictable> {
       return loaded;
     })().finally(() => {
       this.activating.delete(id);
+      this.probing.delete(id);
       const asked = this.releaseAsked.get(id);
       if (asked !== undefined) {
         this.releaseAsked.delete(id);

@@ -207,10 +207,14 @@ export class DbLeases implements LeasePort {
 
   private lose(lease: HeldLease, why: string): void {
     lease.lost = true;
-    if (this.held.get(lease.agentId) === lease) this.held.delete(lease.agentId);
+    const current = this.held.get(lease.agentId) === lease;
+    this.opts.log.warn("lease lost: this instance no longer owns the agent and writes nothing for it", { agent_id: lease.agentId, epoch: lease.epoch, why });
+    // An older lease of an agent this instance took again since (a late write of its old actor) is
+    // not the current actor's: that one stays.
+    if (!current) return;
+    this.held.delete(lease.agentId);
     this.opts.metrics?.lost();
     this.opts.metrics?.held(this.held.size);
-    this.opts.log.warn("lease lost: this instance no longer owns the agent and writes nothing for it", { agent_id: lease.agentId, epoch: lease.epoch, why });
     this.handlers?.lost(lease.agentId);
   }
 
