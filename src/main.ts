@@ -73,7 +73,7 @@ async function main() {
   }
   const services = createServices({ config, logger, database, venue, vault, clock });
   // Hand-over requests from the other instances (LISTEN); the instance's own row.
-  await services.leases.start();
+  await services.leases.start({ sole: database.kind === "pglite" });
   // First start on an empty database: a default organization and its first key (printed below, once).
   const firstRun = await createFirstRunKey({ db: database.db, apiKeys: services.apiKeys, dataDir: config.dataDir });
   const app = createApp(services);

@@ -77,8 +77,13 @@ export class DbLeases implements LeasePort {
     (this.timer as { unref?: () => void }).unref?.();
   }
 
-  /** Registers the instance and listens for hand-over requests (and releases). */
-  async start(): Promise<void> {
+  /**
+   * Registers the instance and listens for hand-over requests (and releases). `sole`: no other process
+   * can be on this database (PGlite, behind its data-directory lock): the leases an earlier process
+   * left are released at once instead of lapsing.
+   */
+  async start(opts: { sole?: boolean } = {}): Promise<void> {
+    if (opts.sole) await this.database.db.execute(sql`update agent_leases set owner = null, expires_at = clock_timestamp() where owner is not null`);
     await this.registerInstance();
     if (this.database.listen) {
       this.unlisten.push(
