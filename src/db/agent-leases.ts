@@ -259,9 +259,12 @@ export class DbLeases implements LeasePort {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await Promise.allSettled(this.unlisten.map((u) => u()));
-    await this.database.db
-      .execute(sql`update service_instances set expires_at = clock_timestamp() where id = ${this.instanceId}`)
-      .catch(() => undefined);
+    try {
+      // The instance is gone: its records in progress may be resolved by the others at once.
+      await this.database.db.execute(sql`update service_instances set expires_at = clock_timestamp() where id = ${this.instanceId}`);
+    } catch {
+      // the database is unreachable: the row lapses by itself
+    }
   }
 }
 
