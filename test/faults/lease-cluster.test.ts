@@ -123,8 +123,8 @@ run("agent leases across three instances on one PostgreSQL", () => {
 
   const bases = () => procs.slice(0, 3).map((p) => p.url);
 
-  test("60 concurrent 5-USDC intents across 3 instances against a 100-USDC day approve exactly 20 (fresh agents, 4 rounds)", async () => {
-    for (let round = 0; round < 4; round++) {
+  test("60 concurrent 5-USDC intents across 3 instances against a 100-USDC day approve exactly 20 (fresh agents, 10 rounds)", async () => {
+    for (let round = 0; round < 10; round++) {
       const agent = await newAgent(bases()[round % 3], { daily_volume_usdc: 100 });
       const { approved, statuses } = await burst(bases(), agent);
       expect({ round, approved, errors: statuses.filter((s) => s >= 500) }).toEqual({ round, approved: 20, errors: [] });
@@ -158,7 +158,7 @@ run("agent leases across three instances on one PostgreSQL", () => {
     expect(error).toContain("SEAL_SECRET_KEY");
   }, 60_000);
 
-  test.skipIf(!HAPROXY)("the same through HAProxy (deploy/haproxy.cfg): exactly 20, the agent stays on one instance", async () => {
+  test.skipIf(!HAPROXY)("the same through HAProxy (deploy/haproxy.cfg): exactly 20 (10 rounds), the agent stays on one instance", async () => {
     const dir = mkdtempSync(join(tmpdir(), "haproxy-"));
     dirs.push(dir);
     const port = 20000 + Math.floor(Math.random() * 20000);
@@ -174,7 +174,7 @@ run("agent leases across three instances on one PostgreSQL", () => {
         await Bun.sleep(100);
       }
       const proxied: string[] = [];
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < 10; round++) {
         const agent = await newAgent(front, { daily_volume_usdc: 100 });
         proxied.push(agent);
         const { approved } = await burst([front], agent, { "x-agent-id": agent });
@@ -237,6 +237,25 @@ run("agent leases across three instances on one PostgreSQL", () => {
     }
     expect((await ordersOf(a, delegated)).length).toBe(5);
     expect((await ordersOf(a, payload)).length).toBe(3);
+  }, 60_000);
+
+  test("a kill during hand-overs (intents moving the agent between a and b) through c: every order ends cancelled, nothing approved after it", async () => {
+    const [a, b, c] = bases();
+    const agent = await newAgent(a, { daily_volume_usdc: 1000 }, true);
+    const burst = Array.from({ length: 30 }, (_, i) => call(i % 2 ? a : b, "POST", "/v1/orders/intent", intent(agent)));
+    await Bun.sleep(30);
+    const killed = await call(c, "POST", `/v1/agents/${agent}/kill`, {});
+    expect(killed.status).toBe(200);
+    expect(killed.body.duration_ms).toBeLessThan(5000);
+    const answers = await Promise.all(burst);
+    expect(answers.filter((r) => r.status >= 500 && r.body?.code !== "agent_busy")).toEqual([]);
+    // What the kill did not see (placed while it ran, or after) was refused or is cancelled too: no
+    // order of the agent is live anywhere.
+    for (const base of [a, b, c]) expect((await call(base, "POST", "/v1/orders/intent", intent(agent))).status).not.toBe(201);
+    const rows = await ordersOf(b, agent);
+    expect(rows.filter((r) => !["cancelled", "rejected", "failed", "expired"].includes(r.status)).map((r) => `${r.id} ${r.status}`)).toEqual([]);
+    const live = rows.filter((r) => (sim.state.venue.order(r.venue_order_id ?? r.order_hash) ?? sim.state.venue.order(r.order_hash))?.status === "live");
+    expect(live.map((r) => r.id)).toEqual([]);
   }, 60_000);
 
   test("a limit change, a resume, a heartbeat, an approval through any instance take effect at once everywhere", async () => {
@@ -377,6 +396,8 @@ run("agent leases across three instances on one PostgreSQL", () => {
     expect(servedAfter).toBeLessThan(TTL_MS + 2000);
     const k = await kill;
     expect(k.status).toBe(200);
+    // Its order (awaiting a signature) is cancelled by the kill, through the instance that took it over.
+    expect(k.body.cancelled.length).toBe(1);
     expect(Date.now() - killedAt).toBeLessThan(5000 + TTL_MS);
     expect(k.body.duration_ms).toBeLessThan(5000);
     await Promise.all(workers);
