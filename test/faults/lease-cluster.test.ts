@@ -17,7 +17,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import markets from "../../fixtures/markets.json" with { type: "json" };
@@ -33,7 +33,7 @@ const PRICE = Math.round((Number(MARKET.tokens[0].book.bids[0].price) - 0.05) * 
 const SEAL = Buffer.alloc(32, 23).toString("base64");
 const OPEN = { duplicate_window_s: 0, max_orders_per_minute: 100_000, max_open_orders: 100_000, capital_usdc: 1_000_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, max_order_usdc: 1000 };
 const TTL_MS = 1500;
-const HAPROXY = Bun.which("haproxy");
+const HAPROXY = Bun.which("haproxy") ?? (existsSync("/usr/sbin/haproxy") ? "/usr/sbin/haproxy" : null);
 
 let url: string | null = null;
 let db: import("postgres").Sql | null = null;
