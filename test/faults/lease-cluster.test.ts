@@ -290,6 +290,19 @@ run("agent leases across three instances on one PostgreSQL", () => {
     expect((await call(b, "GET", `/v1/orders/${held.body.order_id}`)).body.status).toBe("awaiting_signature");
   }, 60_000);
 
+  test("a listing through another instance reads the agents as they stand, without taking them over", async () => {
+    const [a, b] = bases();
+    const agent = await newAgent(a, { daily_volume_usdc: 1000 });
+    expect((await call(a, "POST", "/v1/orders/intent", intent(agent))).status).toBe(201);
+    const listed = (await call(b, "GET", "/v1/agents?limit=200")).body.data.find((x: any) => x.id === agent);
+    expect(listed.daily_volume.used_usdc).toBeGreaterThan(4.9);
+    expect(listed.open_orders).toBe(1);
+    // a still owns it: the next intent through a needs no hand-over, and b took nothing.
+    expect((await call(a, "POST", "/v1/orders/intent", intent(agent))).status).toBe(201);
+    const takes = procs.flatMap((p) => p.lines.filter((l) => l.includes('"lease taken"') && l.includes(agent)));
+    expect(takes).toEqual([]);
+  }, 30_000);
+
   test("a rolling restart of the three under load: no overshoot, no order lost or doubled", async () => {
     // 30 USDC a day, 3-USDC intents: the load reaches every agent's limit during the restarts.
     const agents = await Promise.all([0, 1, 2].map((i) => newAgent(bases()[i], { daily_volume_usdc: 30 }, true)));

@@ -1,7 +1,7 @@
 import { and, desc, eq, lt, or } from "drizzle-orm";
 import type { AgentView } from "../../../actors/agent-actor.ts";
 import { AgentActor } from "../../../actors/agent-actor.ts";
-import type { OrderPorts } from "../../../actors/ports.ts";
+import type { AgentStore, OrderPorts } from "../../../actors/ports.ts";
 import { ActorRegistry } from "../../../actors/registry.ts";
 import type { AgentLease, Fence, LeasePort } from "../../../actors/lease-port.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
@@ -166,8 +166,21 @@ export class AgentService {
       .orderBy(desc(agents.createdAt), desc(agents.id))
       .limit(opts.limit + 1);
     const page = pageOf(rows, opts.limit, (r) => r.id);
-    const views = await Promise.all(page.data.map((id) => this.registry.get(id)));
-    return { data: views.filter((a): a is Actor => a !== null).map((a) => toAgentModel(a.view())), next_cursor: page.next_cursor };
+    const views = await Promise.all(page.data.map((id) => this.readView(id)));
+    return { data: views.filter((v): v is AgentView<AgentLimits> => v !== null).map((v) => toAgentModel(v)), next_cursor: page.next_cursor };
+  }
+
+  /**
+   * An agent's view for a listing. With leases, an agent this instance does not own is read from the
+   * database as it stands (a snapshot, no actor activated, nothing written): a listing does not take
+   * every listed agent over from the instances that own them.
+   */
+  private async readView(id: string): Promise<AgentView<AgentLimits> | null> {
+    const live = this.registry.peek(id);
+    if (live) return live.view();
+    if (!this.instanceId) return (await this.registry.get(id))?.view() ?? null;
+    const snapshot = await this.store.load(id);
+    return snapshot ? new AgentActor(snapshot, READ_ONLY_STORE, this.clock).view() : null;
   }
 
   async patchLimits(caller: Caller, agentId: string, patch: LimitsPatch): Promise<AgentModel> {
@@ -200,6 +213,15 @@ export class AgentService {
     while (!this.registry.settled()) await Bun.sleep(20);
   }
 }
+
+/** The store of a snapshot read for a listing: it writes nothing (a view may close a cooled breaker in memory only). */
+const READ_ONLY_STORE: AgentStore<AgentLimits> = {
+  saveLimits: async () => {},
+  saveBreaker: async () => {},
+  saveCredentials: async () => {},
+  deleteCredentials: async () => false,
+  saveHeartbeat: async () => {},
+};
 
 export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
   const resets = new Date(`${v.day}T00:00:00.000Z`);
