@@ -56,7 +56,7 @@ export class KillService {
     reason: string | null,
     opts: { breaker?: "kill" | "heartbeat"; venueAuth?: VenueAuth; resume?: { killId: string; startedAt: number } } = {},
   ) {
-    const { agents, metrics, logger, clock } = this.deps;
+    const { agents, clock } = this.deps;
     const runStartedAt = clock.now();
     const startedAt = opts.resume?.startedAt ?? runStartedAt;
     const deadlineAt = runStartedAt + this.deps.deadlineMs;
@@ -82,7 +82,9 @@ export class KillService {
     killId: string,
     times: { runStartedAt: number; startedAt: number; deadlineAt: number },
   ) {
-    const { metrics, logger, clock } = this.deps;
+    // The rest of the kill, as it was before its run was tracked (`running`).
+    const { agents, metrics, logger, clock } = this.deps;
+    void agents;
     const { runStartedAt, startedAt, deadlineAt } = times;
     const breakerReason = opts.breaker ?? "kill";
 
