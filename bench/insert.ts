@@ -8,7 +8,9 @@
  * the migrations (to measure a schema variant, e.g. "drop index events_org_idx"); `--passes N` (5)
  * measured passes, after `--prefill N` (2,000) orders of warm-up (more to measure a larger table); `--concurrency`
  * writers at once (16: batches of about 16, as bench:intent's 32 connections make). Prints the
- * minimum and median of the passes of 8,000 orders, and each pass in order.
+ * minimum and median of the passes of 8,000 orders, and each pass in order. `--ab-fence`: the orders
+ * of 16 agents, each pass twice in alternation, unfenced and fenced on the agents' leases (issue 23,
+ * agent_lease_fence): the fence's cost per order, A/B in one process on the same stretch of machine.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,6 +32,7 @@ const passes = Number(opt("--passes") ?? 5);
 const prefill = Number(opt("--prefill") ?? 2000);
 const PG = "postgres://postgres@127.0.0.1:5432";
 const DB = opt("--db") ?? "bench_insert";
+const abFence = args.includes("--ab-fence");
 
 let dir: string | null = null;
 let admin: ReturnType<typeof postgres> | null = null;
@@ -45,7 +48,19 @@ await database.db.execute(sql.raw(`insert into orgs (id, name) values ('org_benc
 await database.db.execute(sql.raw(`insert into agents (id, org_id, wallet_address, signer_address, limits) values ('agt_bench', 'org_bench', '0x1', '0x1', '{}')`));
 let batches = 0;
 // The order events the service writes (the API's order view), as src/app.ts builds the repository.
-const repo = new OrderRepository(database.db, { maxInFlight: 1, run: database.run, onBatch: () => batches++, orderEvent: (row) => ({ order: toOrderModel(row) }) });
+const plainRepo = new OrderRepository(database.db, { maxInFlight: 1, run: database.run, onBatch: () => batches++, orderEvent: (row) => ({ order: toOrderModel(row) }) });
+let repo = plainRepo;
+// --ab-fence: 16 agents, each with its lease (taken as the service takes one), and their fenced views.
+const AGENTS = abFence ? 16 : 1;
+const agentIds = Array.from({ length: AGENTS }, (_, i) => (abFence ? `agt_bench${i}` : "agt_bench"));
+const fencedRepos: OrderRepository[] = [];
+let leases: import("../src/db/agent-leases.ts").DbLeases | null = null;
+if (abFence) {
+  const { DbLeases } = await import("../src/db/agent-leases.ts");
+  leases = new DbLeases(database, { instanceId: "bench", ttlMs: 60_000, renewEveryMs: 20_000, log: { info: () => {}, warn: () => {} } });
+  for (const id of agentIds) fencedRepos.push(plainRepo.fenced((await leases.acquire(id, { waitMs: 0, ask: false }))!));
+}
+let fenced = false;
 
 /** CPU seconds of the bench database's backends and the server's shared writers (PostgreSQL), or of this process (PGlite). */
 function cpuSeconds(): number {
@@ -77,13 +92,15 @@ const typedData = {
 };
 let n = 0;
 async function writeOne(): Promise<void> {
+  const k = n % AGENTS;
   const id = `ord_${(n++).toString(36).padStart(20, "0")}`;
   const at = new Date();
-  await repo.insert(
+  const agentId = agentIds[k];
+  await (fenced ? fencedRepos[k] : repo).insert(
     {
       id,
       orgId: "org_bench",
-      agentId: "agt_bench",
+      agentId,
       mode: "payload",
       marketId: tokenId,
       conditionId: "0xcondition",
@@ -104,7 +121,7 @@ async function writeOne(): Promise<void> {
       createdAt: at,
       updatedAt: at,
     },
-    { id: `dec_${id}`, orgId: "org_bench", agentId: "agt_bench", approved: true, intent: { market_id: tokenId, side: "buy", size_usdc: 5, price: 0.52, agent_id: "agt_bench" }, failures: [], checks: [], orderId: id, createdAt: at },
+    { id: `dec_${id}`, orgId: "org_bench", agentId, approved: true, intent: { market_id: tokenId, side: "buy", size_usdc: 5, price: 0.52, agent_id: "agt_bench" }, failures: [], checks: [], orderId: id, createdAt: at },
   );
 }
 async function pass(total: number): Promise<void> {
@@ -120,6 +137,37 @@ async function pass(total: number): Promise<void> {
 }
 
 await pass(prefill);
+if (abFence) {
+  const cpu = { plain: [] as number[], fenced: [] as number[] };
+  const client = { plain: [] as number[], fenced: [] as number[] };
+  for (let r = 0; r < passes; r++) {
+    for (const which of r % 2 ? (["fenced", "plain"] as const) : (["plain", "fenced"] as const)) {
+      fenced = which === "fenced";
+      const c0 = cpuSeconds();
+      const p0 = process.cpuUsage();
+      await pass(8000);
+      cpu[which].push(((cpuSeconds() - c0) * 1e6) / 8000);
+      const p = process.cpuUsage(p0);
+      client[which].push((p.user + p.system) / 8000);
+    }
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+  const what = pglite ? "PGlite, process CPU" : "PostgreSQL CPU";
+  for (const which of ["plain", "fenced"] as const) {
+    console.log(
+      `${which.padEnd(6)} ${what} per order: median ${med(cpu[which]).toFixed(1)} µs (passes ${cpu[which].map((x) => x.toFixed(1)).join(", ")})` +
+        (pglite ? "" : `; this process (the service's side) median ${med(client[which]).toFixed(1)} µs`),
+    );
+  }
+  await leases?.stop();
+  await database.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (admin) {
+    await admin.unsafe(`drop database if exists ${DB}`);
+    await admin.end();
+  }
+  process.exit(0);
+}
 const perOrder: number[] = [];
 const clientPerOrder: number[] = [];
 const b0 = batches;

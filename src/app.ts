@@ -54,6 +54,7 @@ import { webhooksModule } from "./modules/webhooks/index.ts";
 import { WebhookService } from "./modules/webhooks/service.ts";
 import { createWebhookMetrics, WebhookDispatcher } from "./modules/webhooks/dispatcher.ts";
 import { EventLog } from "./db/event-log.ts";
+import { DbLeases } from "./db/agent-leases.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { interruptedRequestResolver } from "./modules/recovery/interrupted-requests.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
@@ -102,6 +103,8 @@ export interface Services {
   exposure: ExposureService;
   /** The event log table's reads, pruning and wake-up. */
   eventLog: EventLog;
+  /** Agent leases: which instance's actor owns each agent (src/db/agent-leases.ts). */
+  leases: DbLeases;
   events: EventStreamService;
   /** The chain source (null when CHAIN_RPC_URL is unset): `source.start()` in main.ts, its state in /readyz. */
   chain: ChainParts;
@@ -154,6 +157,19 @@ export function createServices(parts: {
   const orderEvent = (row: OrderRow) => ({ order: toOrderModel(row) });
   const eventLog = new EventLog(database.db, orderEvent);
   const onEvents = () => eventLog.wake();
+  // One actor per agent across every instance on the database (docs/decisions.md "One actor per agent
+  // across instances"). On PGlite (one process) the same leases are taken, by this process alone.
+  const leases = new DbLeases(database, {
+    instanceId: config.instanceId,
+    ttlMs: config.lease.ttlMs,
+    renewEveryMs: config.lease.renewMs,
+    log: { info: (m, f) => logger.info(m, f), warn: (m, f) => logger.warn(m, f) },
+    metrics: {
+      held: (n) => metrics.leasesHeld.set(n),
+      taken: (kind) => metrics.leaseTakenTotal.inc({ kind }),
+      lost: () => metrics.leaseLostTotal.inc(),
+    },
+  });
   const agents = new AgentService(database.db, {
     idleMs: config.actorIdleMs,
     onActors: (n) => metrics.actorsActive.set(n),
@@ -161,6 +177,14 @@ export function createServices(parts: {
     mailboxCapacity: config.actorMailboxMax,
     defaultLimits: defaultLimits as AgentLimits | undefined,
     onEvents,
+    lease: {
+      port: leases,
+      acquireWaitMs: config.lease.waitMs,
+      handoffMaxMs: config.lease.handoffMs,
+      log: (m, f) => logger.warn(m, f),
+      // PGlite is one process (its data-directory lock): the same leases, without the per-write fence.
+      fenceWrites: database.kind === "postgres",
+    },
   });
   const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
   const orderRepo = new OrderRepository(database.db, {
@@ -211,14 +235,14 @@ export function createServices(parts: {
       warn: (message, fields) => logger.warn(message, fields),
       error: (message, fields) => logger.error(message, fields),
     },
-  });
+  }, (fence) => orderRepo.fenced(fence));
   // Where the sources of the venue's truth hand their reports (the chain, the user channel, the paper venue).
   const venueReports = new ActorVenueReportSink({ fills, agents, logger });
   actorSink = venueReports;
   if (venue instanceof PaperVenue) venue.reportTo(venueReports);
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);
   const orders = new OrderService({ agents, repo: orderRepo, logger, fills });
-  const idempotencyStore = new IdempotencyStore(database.db);
+  const idempotencyStore = new IdempotencyStore(database.db, config.instanceId);
   const kill = new KillService({
     db: database.db,
     agents,
@@ -242,6 +266,8 @@ export function createServices(parts: {
     settings: config.webhooks,
     // PGlite commits in id order; on PostgreSQL an id may commit later than a larger one (dispatcher.ts).
     gapWaitMs: database.kind === "pglite" ? 0 : 5_000,
+    // One delivering instance per database: the holder of the singleton lease (taken when free or lapsed).
+    active: async () => (await leases.acquire("job:webhooks", { waitMs: 0, ask: false })) !== null,
   });
   const webhooks = new WebhookService({
     db: database.db,
@@ -286,6 +312,7 @@ export function createServices(parts: {
       replays: { hasStoredAnswer: (request, caller) => hasStoredAnswer(idempotencyStore, request, caller) },
     }),
     eventLog,
+    leases,
     events: new EventStreamService({ log: eventLog, agents, clock, logger, keepaliveMs: config.eventsKeepaliveMs }),
     chain,
     webhooks,
@@ -372,6 +399,9 @@ export function createApp(services: Services): App {
     services,
     async stop() {
       services.agents.stop();
+      // The leases go back at once (the next owner need not wait for a lapse), then renewal stops.
+      await services.agents.registry.releaseAll();
+      await services.leases.stop();
     },
   };
 }

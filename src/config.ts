@@ -5,6 +5,7 @@
  */
 import { Type as T, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { EXCHANGE_V2, EXCHANGE_V3, NEG_RISK_EXCHANGE_V2 } from "./eip712/order-typed-data.ts";
 
@@ -63,6 +64,11 @@ export const EnvSchema = T.Object({
   WEBHOOK_RETRY_SCHEDULE_MS: T.Optional(T.String({ pattern: "^[0-9]{1,9}(,[0-9]{1,9}){0,49}$" })),
   WEBHOOK_TIMEOUT_MS: T.Optional(Int(100, 120000)),
   WEBHOOK_CONCURRENCY: T.Optional(Int(1, 1024)),
+  INSTANCE_ID: T.Optional(T.String({ pattern: "^[\\x21-\\x7e]{1,128}$" })),
+  LEASE_TTL_MS: T.Optional(Int(200, 60000)),
+  LEASE_RENEW_MS: T.Optional(Int(50, 30000)),
+  LEASE_WAIT_MS: T.Optional(Int(0, 60000)),
+  LEASE_HANDOFF_MS: T.Optional(Int(0, 60000)),
 });
 export type Env = Static<typeof EnvSchema>;
 
@@ -123,6 +129,14 @@ export interface Config {
     /** Endpoints delivered to at once. */
     concurrency: number;
   };
+  /** This process's name in the agent lease table (INSTANCE_ID; default host name and pid). */
+  instanceId: string;
+  /**
+   * Agent leases (docs/decisions.md "One actor per agent across instances"): time to live, renewal
+   * interval, how long a request waits for another instance to hand an agent over, and how long an
+   * owner asked to hand over waits for the agent's in-flight work.
+   */
+  lease: { ttlMs: number; renewMs: number; waitMs: number; handoffMs: number };
 }
 
 export interface ChainConfig {
@@ -190,6 +204,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (readParts.some((v) => v !== undefined) && readParts.some((v) => v === undefined)) {
     throw new ConfigError("invalid environment variable VENUE_READ_API_KEY: VENUE_READ_API_KEY, VENUE_READ_API_SECRET and VENUE_READ_ADDRESS go together");
   }
+  if (e.LEASE_TTL_MS && e.LEASE_RENEW_MS && Number(e.LEASE_RENEW_MS) * 2 > Number(e.LEASE_TTL_MS)) {
+    throw new ConfigError("invalid environment variable LEASE_RENEW_MS: must be at most half of LEASE_TTL_MS (a lease is renewed at least twice before it lapses)");
+  }
   const x402Enabled = e.X402_ENABLED === "true" || e.X402_ENABLED === "1";
   if (x402Enabled && !e.X402_PAY_TO) throw new ConfigError("invalid environment variable X402_PAY_TO: required when X402_ENABLED=true");
   const chainId = e.CHAIN_ID === "80002" ? 80002 : 137;
@@ -252,6 +269,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.WEBHOOK_TIMEOUT_MS ? Number(e.WEBHOOK_TIMEOUT_MS) : 10_000,
       concurrency: e.WEBHOOK_CONCURRENCY ? Number(e.WEBHOOK_CONCURRENCY) : 16,
     },
+    instanceId: e.INSTANCE_ID ?? `${hostname()}-${process.pid}`,
+    lease: leaseConfig(e),
+  };
+}
+
+/**
+ * Agent lease timings. An owner asked to hand an agent over waits for its venue calls (at most
+ * VENUE_TIMEOUT_MS) and a second more; a request waits for that, a lapse and a second more.
+ */
+function leaseConfig(e: Env): Config["lease"] {
+  const ttlMs = e.LEASE_TTL_MS ? Number(e.LEASE_TTL_MS) : 1500;
+  const venueTimeoutMs = e.VENUE_TIMEOUT_MS ? Number(e.VENUE_TIMEOUT_MS) : 3000;
+  const handoffMs = e.LEASE_HANDOFF_MS ? Number(e.LEASE_HANDOFF_MS) : venueTimeoutMs + 1000;
+  return {
+    ttlMs,
+    renewMs: e.LEASE_RENEW_MS ? Number(e.LEASE_RENEW_MS) : Math.max(50, Math.floor(ttlMs / 3)),
+    waitMs: e.LEASE_WAIT_MS ? Number(e.LEASE_WAIT_MS) : handoffMs + ttlMs + 1000,
+    handoffMs,
   };
 }
 

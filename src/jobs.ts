@@ -18,7 +18,7 @@ export interface Jobs {
 
 export function startJobs(
   services: Services,
-  opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number; heartbeatEveryMs?: number } = {},
+  opts: { expireEveryMs?: number; reconcileEveryMs?: number; pruneEventsEveryMs?: number; heartbeatEveryMs?: number; interruptEveryMs?: number; resumeKillsEveryMs?: number } = {},
 ): Jobs {
   const { logger, orders, eventLog, clock, config, heartbeats, kill, webhookDispatcher } = services;
   const timers: ReturnType<typeof setInterval>[] = [];
@@ -55,18 +55,30 @@ export function startJobs(
     return run;
   };
   every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue(new Date(clock.now())) }));
-  every("prune_events", opts.pruneEventsEveryMs ?? 10 * 60_000, async () => ({
-    pruned: await eventLog.prune(new Date(clock.now() - config.eventsRetentionH * 3600_000)),
+  // Cluster-wide: one instance at a time, the one holding the job's singleton lease (taken when free
+  // or lapsed, then kept and renewed like an agent's).
+  every("prune_events", opts.pruneEventsEveryMs ?? 10 * 60_000, async () => {
+    if (!(await services.leases.acquire("job:prune_events", { waitMs: 0, ask: false }))) return { skipped: false };
+    return { pruned: await eventLog.prune(new Date(clock.now() - config.eventsRetentionH * 3600_000)) };
+  });
+  // Idempotency-Key records a dead instance left in progress: their retries resolve (start-up does
+  // this instance's own; this catches the other instances that die while this one runs).
+  every("interrupt_dead_instances", opts.interruptEveryMs ?? Math.max(1000, config.lease.ttlMs), async () => ({
+    interrupted: await services.idempotency.interruptInFlight({ startup: false }),
   }));
   const reconcile = every("reconcile_orders", opts.reconcileEveryMs ?? 30_000, () => orders.reconcile());
   // Kills a crash interrupted (docs/decisions.md "Kills resumed at start-up"), once. The dead-man
   // switch starts after them (its first sweep at once: an agent that became overdue while the service
   // was down is killed; then every second), so an interrupted heartbeat kill is finished under its own
   // row, never killed a second time by a sweep that came first.
-  const heartbeat = job("resume_kills", () => kill.resumeUnfinished())().then(() =>
-    every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep())(),
-  );
-  // Webhook delivery: its own loop, woken by the event log's commits (src/modules/webhooks/dispatcher.ts).
+  // Then periodically: a kill an instance was running when it died is finished by whichever instance
+  // takes the agent's lapsed lease (within the lease's time to live).
+  const heartbeat = job("resume_kills", () => kill.resumeUnfinished())().then(() => {
+    every("resume_kills_of_dead_instances", opts.resumeKillsEveryMs ?? Math.max(500, config.lease.renewMs), () => kill.resumeUnfinished());
+    return every("heartbeat_deadlines", opts.heartbeatEveryMs ?? 1_000, () => heartbeats.sweep())();
+  });
+  // Webhook delivery: its own loop, woken by the event log's commits (src/modules/webhooks/dispatcher.ts);
+  // cluster-wide, it delivers only while this instance holds the singleton lease `job:webhooks`.
   webhookDispatcher.start();
   return {
     started: Promise.all([reconcile(), heartbeat]).then(() => undefined),

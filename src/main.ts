@@ -2,6 +2,11 @@
 import { createApp, createServices } from "./app.ts";
 import { startJobs } from "./jobs.ts";
 import { startVenueSources } from "./venue-sources.ts";
+import { sql } from "drizzle-orm";
+import { decodeReport, encodeReport } from "./modules/orders/venue-report-sink.ts";
+
+/** The PostgreSQL NOTIFY channel of venue reports forwarded to the instance owning the agent. */
+const VENUE_REPORT_CHANNEL = "venue_report";
 import { restorePaperOrders } from "./restore-paper-orders.ts";
 import { assertSignatureBackend } from "./eip712/secp256k1.ts";
 import { installShutdown } from "./shutdown.ts";
@@ -10,6 +15,7 @@ import { CredentialVault } from "./crypto/credential-vault.ts";
 import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts";
 import { DataDirLockedError } from "./db/data-dir-lock.ts";
 import { openDatabase } from "./db/database.ts";
+import { checkSealKeyFingerprint } from "./db/agent-leases.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { createVenue } from "./venues/create-venue.ts";
@@ -43,7 +49,13 @@ async function main() {
   const clock = systemClock;
   const venue = await openVenue(config, clock);
   const vault = await openVault(config, logger);
-  const database = await openDatabase(config.databaseUrl ? { kind: "postgres", url: config.databaseUrl } : { kind: "pglite", dataDir: config.dataDir }).catch(
+  const database = await openDatabase(
+    config.databaseUrl
+      ? // A session idle in a transaction past the lease's time to live is ended: a paused process cannot
+        // hold a lease row's lock (agent_lease_fence) past its lease.
+        { kind: "postgres", url: config.databaseUrl, idleInTransactionMs: config.lease.ttlMs }
+      : { kind: "pglite", dataDir: config.dataDir },
+  ).catch(
     (error: unknown) => {
       // Another process holds the embedded database: say so and what to do, without a stack.
       if (error instanceof DataDirLockedError) {
@@ -53,13 +65,43 @@ async function main() {
       throw error;
     },
   );
+  // One seal key per database: an instance with another key could not open the credentials the
+  // others sealed (and a kill through it could not cancel with them).
+  const otherKey = await checkSealKeyFingerprint(database, vault.fingerprint());
+  if (otherKey) {
+    console.error(
+      `configuration error: this instance's seal key (fingerprint ${vault.fingerprint()}) is not the one this database's credentials are sealed with ` +
+        `(fingerprint ${otherKey}). Every instance on one database must use the same key: give each the same SEAL_KEY_FILE ` +
+        `(a copy of the first instance's DATA_DIR/seal-key.json) or the same SEAL_SECRET_KEY.`,
+    );
+    await database.close();
+    process.exit(2);
+  }
   const services = createServices({ config, logger, database, venue, vault, clock });
+  // Hand-over requests from the other instances (LISTEN); the instance's own row.
+  await services.leases.start({ sole: database.kind === "pglite" });
+  // Several instances: a venue report about an agent another instance owns is published to it, and
+  // one this instance owns is delivered here (docs/decisions.md "Venue reports across instances").
+  let stopForwarding: (() => Promise<void>) | null = null;
+  if (database.kind !== "pglite" && database.listen) {
+    stopForwarding = await database.listen(VENUE_REPORT_CHANNEL, (payload) => {
+      const m = decodeReport(payload);
+      if (m && services.leases.holds(m.agentId)) void services.venueReports.deliver(m.r);
+    });
+    services.venueReports.setForwarding({
+      publish: async (agentId, r) => {
+        await database.db.execute(sql`select pg_notify(${VENUE_REPORT_CHANNEL}, ${encodeReport(agentId, r)})`);
+      },
+    });
+  }
   // First start on an empty database: a default organization and its first key (printed below, once).
   const firstRun = await createFirstRunKey({ db: database.db, apiKeys: services.apiKeys, dataDir: config.dataDir });
   const app = createApp(services);
   // Idempotency-Key records left in progress by a process that died: their retries are resolved
   // (the original outcome, or the request runs once) instead of answering 409 for a day.
-  const interrupted = await services.idempotency.interruptInFlight();
+  // Only this instance's own (an earlier run under the same INSTANCE_ID) and dead instances' records:
+  // a live instance's requests in progress are its own.
+  const interrupted = await services.idempotency.interruptInFlight({ startup: true });
   if (interrupted) logger.warn("idempotency keys interrupted by the last stop", { count: interrupted });
   // The paper venue's books are in memory: the orders resting on it before this start rest again,
   // before the server takes requests and before reconciliation reads the venue.
@@ -67,6 +109,20 @@ async function main() {
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
   // reserved against their agents' limits until it settles them.
   const jobs = startJobs(services);
+  // Cluster-wide work that runs in one instance at a time: `onGain` when this instance takes the
+  // singleton lease `job:<name>`, `onLose` when it loses it (checked every lease renewal interval).
+  const singletonTimers: ReturnType<typeof setInterval>[] = [];
+  const singleton = (name: string, onGain: () => void, onLose: () => void) => {
+    let held = false;
+    const check = async () => {
+      const now = (await services.leases.acquire(`job:${name}`, { waitMs: 0, ask: false }).catch(() => null)) !== null;
+      if (now && !held) onGain();
+      if (!now && held) onLose();
+      held = now;
+    };
+    void check();
+    singletonTimers.push(setInterval(() => void check(), config.lease.renewMs));
+  };
   // Fills from the chain: its first pass catches up from the stored cursor, beside the server.
   const chain = services.chain.source;
   if (chain) {
@@ -75,14 +131,21 @@ async function main() {
       exchanges: config.chain.exchanges,
       poll_ms: config.chain.pollMs,
     });
-    void chain.start();
+    // One follower per database: the instance holding the singleton lease `job:chain_source` (taken
+    // when free or lapsed); the others stand by and take over from the stored cursor.
+    singleton("chain_source", () => void chain.start(), () => void chain.stop());
   } else {
     logger.info("chain source off: CHAIN_RPC_URL is not set (no fills from the chain)");
   }
   // The user channel of delegated agents (VENUE=clob) and the GTD expiry of payload orders.
+  // The user channel too: one instance follows every delegated agent (one connection per credential
+  // set across the cluster); its reports reach the owners' actors through the forwarding above.
+  let userChannelActive = false;
+  singleton("user_channel", () => (userChannelActive = true), () => (userChannelActive = false));
   const sources = await startVenueSources({
     config,
     db: database.db,
+    follows: () => userChannelActive,
     withAgentCredentials: (id, fn) => services.credentials.withAgentCredentials(id, fn),
     sink: services.venueReports,
     clock,
@@ -112,6 +175,8 @@ async function main() {
     jobs.stop().catch(() => undefined);
     chain?.stop().catch(() => undefined);
     sources.stop().catch(() => undefined);
+    for (const t of singletonTimers) clearInterval(t);
+    stopForwarding?.().catch(() => undefined);
     services.events.close(); // event streams never end by themselves
     await server.stop();
     // 2. Background work under way finishes: reconciliation and expiry runs, and what the actors
@@ -120,6 +185,7 @@ async function main() {
     await chain?.stop();
     await sources.stop();
     await services.agents.settled();
+    // 2b. The agents' leases are released (app.stop): the next owner takes each over at once.
     await app.stop();
     await venue.close?.();
     // 3. The database flushes and closes (PGlite checkpoints its files; the lock is released).

@@ -130,6 +130,8 @@ export class ChainFillSource {
     this.timers = [];
     this.again = false;
     await this.running?.catch(() => undefined);
+    // Read from the database again at the next start: another instance may have moved it meanwhile.
+    this.cursor = null;
     this.state = "stopped";
   }
 

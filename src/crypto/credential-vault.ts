@@ -66,6 +66,14 @@ export class CredentialVault {
     return this.#publicKey.slice();
   }
 
+  /**
+   * The public key's fingerprint (SHA-256, first 16 bytes, hex): stored once per database, so an
+   * instance started with another key refuses to start (src/main.ts). Safe to log.
+   */
+  fingerprint(): string {
+    return new Bun.CryptoHasher("sha256").update(this.#publicKey).digest("hex").slice(0, 32);
+  }
+
   /** Encrypts credentials to the service's public key. Every call gives a different ciphertext. */
   seal(credentials: SealedCredentialFields): Uint8Array {
     const c = credentials as unknown as Record<string, unknown> | null;

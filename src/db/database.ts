@@ -30,25 +30,37 @@ export interface Database {
    */
   run: RunStatement;
   ping(): Promise<boolean>;
+  /** LISTEN on `channel` (its own connection on PostgreSQL); resolves with the function that stops listening. */
+  listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
 export type OpenOptions =
-  | { kind: "postgres"; url: string; max?: number }
+  /**
+   * `idleInTransactionMs`: PostgreSQL ends a session idle inside a transaction for that long (a paused
+   * or cut-off process cannot hold a lease row's lock past its lease; see src/db/agent-leases.ts).
+   */
+  | { kind: "postgres"; url: string; max?: number; idleInTransactionMs?: number }
   | { kind: "pglite"; dataDir: string }
   /** PGlite in a directory that is used as is (tests copy a migrated template there). */
   | { kind: "pglite-dir"; dir: string };
 
 export async function openDatabase(opts: OpenOptions, migrate = true): Promise<Database> {
-  const database = opts.kind === "postgres" ? await openPostgres(opts.url, opts.max ?? 10) : await openPglite(opts.kind === "pglite" ? join(opts.dataDir, "pg") : opts.dir);
+  const database = opts.kind === "postgres" ? await openPostgres(opts.url, opts.max ?? 10, opts.idleInTransactionMs) : await openPglite(opts.kind === "pglite" ? join(opts.dataDir, "pg") : opts.dir);
   if (migrate) await runMigrations(database.db);
   return database;
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
+async function openPostgres(url: string, max: number, idleInTransactionMs?: number): Promise<Database> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
-  const client = postgres(url, { max, onnotice: () => {}, prepare: true, connect_timeout: 10 });
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    prepare: true,
+    connect_timeout: 10,
+    ...(idleInTransactionMs ? { connection: { idle_in_transaction_session_timeout: idleInTransactionMs } } : {}),
+  });
   const db = drizzle({ client, schema }) as unknown as Db;
   // The hot statement (the group-commit insert) goes through Bun's built-in client on a small
   // pool of its own: measured on an 11-order batch, it spends about half the service CPU per
@@ -64,6 +76,10 @@ async function openPostgres(url: string, max: number): Promise<Database> {
       await hot.unsafe(text, params);
     },
     ping: () => ping(db),
+    listen: async (channel, onPayload) => {
+      const { unlisten } = await client.listen(channel, onPayload);
+      return unlisten;
+    },
     close: async () => {
       await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 })]);
     },
@@ -101,6 +117,12 @@ async function openPglite(dir: string): Promise<Database> {
     db,
     run: pgliteRunner(client, protocol.serialize),
     ping: () => ping(db),
+    listen: async (channel, onPayload) => {
+      const stop = await client.listen(channel, onPayload);
+      return async () => {
+        if (!client.closed) await stop();
+      };
+    },
     close: async () => {
       try {
         if (!client.closed) await client.close();

@@ -19,6 +19,7 @@ import m15 from "../../drizzle/0015_webhooks.sql" with { type: "text" };
 import m16 from "../../drizzle/0016_firm_kill.sql" with { type: "text" };
 import m17 from "../../drizzle/0017_order_fills.sql" with { type: "text" };
 import m19 from "../../drizzle/0019_chain_cursor.sql" with { type: "text" };
+import m20 from "../../drizzle/0020_agent_leases.sql" with { type: "text" };
 import m21 from "../../drizzle/0021_placement_fills.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
@@ -41,5 +42,6 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0016_firm_kill", when: 1795791328696, sql: m16 },
   { tag: "0017_order_fills", when: 1795791412219, sql: m17 },
   { tag: "0019_chain_cursor", when: 1795791379822, sql: m19 },
+  { tag: "0020_agent_leases", when: 1795791373713, sql: m20 },
   { tag: "0021_placement_fills", when: 1795793566886, sql: m21 },
 ];

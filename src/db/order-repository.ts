@@ -11,18 +11,27 @@ import { decodeCursor, pageOf } from "../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
 import type { NewEvent } from "./event-log.ts";
 import { type Clock, systemClock } from "../domain/clock.ts";
-import { fromStatuses } from "../domain/order-lifecycle.ts";
+import { fromStatuses, placementEvent } from "../domain/order-lifecycle.ts";
+
+/** The lifecycle event of a placement answer leading to `to`. */
+function placementEventOf(to: OrderStatus) {
+  return placementEvent(to === "filled" ? "filled" : to === "cancelled" ? "cancelled" : "open");
+}
+import type { Fence } from "../../actors/lease-port.ts";
+import { fenceCheck, fenced } from "./lease-fence.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
 export type NewOrderRow = typeof orders.$inferInsert;
 export type NewDecisionRow = typeof riskDecisions.$inferInsert;
+/** A new order as the group-commit writer carries it: with the epoch of the lease its writer holds, when fenced. */
+type PendingOrderRow = NewOrderRow & { leaseEpoch?: number };
 /** What restoring an order that rests at the venue needs of its row (OrderRepository.restingAtVenue). */
 export type RestingOrderRow = Pick<OrderRow, "id" | "mode" | "orderType" | "expiration" | "venueOrderId" | "orderHash" | "typedData" | "filledUnits" | "createdAt">;
 
 
 export class OrderRepository {
   /** Approved orders, each with its approving decision. */
-  private readonly orderWriter: BatchWriter<NewOrderRow>;
+  private readonly orderWriter: BatchWriter<PendingOrderRow>;
   /** Rejected decisions (no order). */
   private readonly rejectionWriter: BatchWriter<NewDecisionRow>;
   /** Placements the venue answered (submitting → open/filled/cancelled), group-committed (transitionPlaced). */
@@ -34,6 +43,8 @@ export class OrderRepository {
   private readonly clock: Clock;
   private readonly orderEvent: (row: OrderRow) => Record<string, unknown>;
   private readonly onEvents: () => void;
+  /** The agent lease this view's writes are fenced on (`fenced`); none: unfenced (one process, tests). */
+  protected fence: Fence | undefined;
 
   /**
    * `maxInFlight`: batches committing at once per writer (one connection each).
@@ -58,7 +69,7 @@ export class OrderRepository {
     this.orderEvent = opts.orderEvent ?? ((row) => ({ order: { id: row.id, status: row.status } }));
     this.onEvents = opts.onEvents ?? (() => {});
     const writerOpts = { maxInFlight: opts.maxInFlight, maxBatch: Math.min(opts.maxBatch ?? MAX_BATCH, MAX_BATCH), onBatch: opts.onBatch };
-    this.orderWriter = new BatchWriter<NewOrderRow>((items) => this.insertApproved(items), writerOpts);
+    this.orderWriter = new BatchWriter<PendingOrderRow>((items) => this.insertApproved(items), writerOpts);
     this.rejectionWriter = new BatchWriter<NewDecisionRow>((items) => this.insertRejections(items), writerOpts);
     this.placedWriter = new BatchWriter<PlacedTransition>((items) => this.flushPlaced(items), writerOpts);
   }
@@ -70,8 +81,21 @@ export class OrderRepository {
    * `updatedAt` is stored as its `createdAt`.
    */
   async insert(order: NewOrderRow, decision: NewDecisionRow): Promise<void> {
-    await this.orderWriter.write({ ...order, decisionId: decision.id, decisionIntent: decision.intent });
+    const fence = this.fence;
+    const written = this.orderWriter.write({ ...order, decisionId: decision.id, decisionIntent: decision.intent, leaseEpoch: fence?.epoch });
+    await (fence ? fenced(fence, () => written) : written);
     this.onEvents();
+  }
+
+  /**
+   * This repository with every write for one agent fenced on `fence` (the lease its actor runs under):
+   * the same writers and connections, one more condition per write. A refused write throws
+   * LeaseLostError and changes nothing.
+   */
+  fenced(fence: Fence): this {
+    const view = Object.create(this) as this;
+    view.fence = fence;
+    return view;
   }
 
   /** Durably writes a rejected decision (and its `risk_rejected` event). */
@@ -90,10 +114,27 @@ export class OrderRepository {
    * `created_at` parameter again, so each value is sent once. The text depends only on the number of
    * rows, so `run` prepares each size once per connection; MAX_BATCH bounds the sizes.
    */
-  private insertApproved(items: NewOrderRow[]): Promise<void> {
+  private insertApproved(items: PendingOrderRow[]): Promise<void> {
     const params: (string | null)[] = [];
     for (const o of items) pushValues(params, ORDER_COLUMNS, o);
-    return this.run(approvedStatement(items.length), params);
+    let fencedRows = false;
+    for (const o of items) if (o.leaseEpoch !== undefined) fencedRows = true;
+    if (!fencedRows) return this.run(approvedStatement(items.length), params);
+    // After the columns, the batch's distinct (agent, epoch) pairs as two arrays: the statement checks
+    // them with agent_lease_fence (lease-fence.ts).
+    const agentIds: string[] = [];
+    const epochs: string[] = [];
+    const seen = new Set<string>();
+    for (const o of items) {
+      if (o.leaseEpoch === undefined) continue;
+      const pair = `${o.agentId} ${o.leaseEpoch}`;
+      if (seen.has(pair)) continue;
+      seen.add(pair);
+      agentIds.push(o.agentId);
+      epochs.push(String(o.leaseEpoch));
+    }
+    params.push(pgTextArray(agentIds), `{${epochs.join(",")}}`);
+    return this.run(fencedApprovedStatement(items.length), params);
   }
 
   private insertRejections(items: NewDecisionRow[]): Promise<void> {
@@ -121,7 +162,9 @@ export class OrderRepository {
   /** Records a larger filled amount learned from the venue, without changing the status. */
   async setFilled(id: string, status: OrderStatus, filledUnits: bigint): Promise<boolean> {
     const now = new Date(this.clock.now());
-    const changed = await this.db.transaction(async (tx) => {
+    const fence = this.fence;
+    const changed = await fenced(fence, () => this.db.transaction(async (tx) => {
+      if (fence) await tx.execute(fenceCheck(fence));
       const rows = await tx
         .update(orders)
         .set({ filledUnits, updatedAt: now })
@@ -129,7 +172,7 @@ export class OrderRepository {
         .returning();
       await this.orderEvents(tx, rows, now);
       return rows.length > 0;
-    });
+    }));
     if (changed) this.onEvents();
     return changed;
   }
@@ -137,22 +180,38 @@ export class OrderRepository {
   /** Marks a client cancel as sent (before the venue call); the marker's time, or null when the order is not in one of `from`. */
   async markCancelRequested(id: string, from: OrderStatus[]): Promise<Date | null> {
     const at = new Date(this.clock.now());
-    const rows = await this.db
-      .update(orders)
-      .set({ cancelRequestedAt: at })
-      .where(and(eq(orders.id, id), inArray(orders.status, from)))
-      .returning({ id: orders.id });
+    const rows = await this.fencedWrite((db) =>
+      db
+        .update(orders)
+        .set({ cancelRequestedAt: at })
+        .where(and(eq(orders.id, id), inArray(orders.status, from)))
+        .returning({ id: orders.id }),
+    );
     return rows.length ? at : null;
   }
 
   /** Clears the marker written at `at`: a later client cancel's marker stays. */
   async clearCancelRequested(id: string, at: Date): Promise<boolean> {
-    const rows = await this.db
-      .update(orders)
-      .set({ cancelRequestedAt: null })
-      .where(and(eq(orders.id, id), eq(orders.cancelRequestedAt, at)))
-      .returning({ id: orders.id });
+    const rows = await this.fencedWrite((db) =>
+      db
+        .update(orders)
+        .set({ cancelRequestedAt: null })
+        .where(and(eq(orders.id, id), eq(orders.cancelRequestedAt, at)))
+        .returning({ id: orders.id }),
+    );
     return rows.length > 0;
+  }
+
+  /** One write, in a transaction behind the fence's check when this view is fenced. */
+  private fencedWrite<T>(write: (db: Db) => Promise<T>): Promise<T> {
+    const fence = this.fence;
+    if (!fence) return write(this.db);
+    return fenced(fence, () =>
+      this.db.transaction(async (tx) => {
+        await tx.execute(fenceCheck(fence));
+        return write(tx as unknown as Db);
+      }),
+    );
   }
 
   async list(opts: { orgId: string; agentId?: string; status?: OrderStatus; limit: number; cursor?: string }) {
@@ -181,7 +240,9 @@ export class OrderRepository {
   async transition(id: string, from: OrderStatus[], to: OrderStatus, reason: string | null, patch: StatusPatch = {}): Promise<OrderRow | null> {
     const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason, ...(patch.by ? { by: patch.by } : {}) }];
-    const row = await this.db.transaction(async (tx) => {
+    const fence = this.fence;
+    const row = await fenced(fence, () => this.db.transaction(async (tx) => {
+      if (fence) await tx.execute(fenceCheck(fence));
       const [changed] = await tx
         .update(orders)
         .set({
@@ -199,7 +260,7 @@ export class OrderRepository {
         .returning();
       if (changed) await this.orderEvents(tx, [changed], now);
       return changed ?? null;
-    });
+    }));
     if (row) this.onEvents();
     return row;
   }
@@ -213,6 +274,8 @@ export class OrderRepository {
    * (docs/benchmarks.md, "Delegated intents"). Answers the row, or null when it was not `submitting`.
    */
   async transitionPlaced(id: string, to: OrderStatus, reason: string, patch: { venueOrderId: string; filledUnits: bigint }): Promise<OrderRow | null> {
+    // A write under a lease (several instances on PostgreSQL) is fenced one by one, as transition() is.
+    if (this.fence) return this.transition(id, fromStatuses(placementEventOf(to)), to, reason, patch);
     await this.placedWriter.write({ id, to, reason, venueOrderId: patch.venueOrderId, filledUnits: patch.filledUnits, at: new Date(this.clock.now()) });
     const row = this.placedRows.get(id) ?? null;
     this.placedRows.delete(id);
@@ -253,7 +316,9 @@ export class OrderRepository {
     if (!ids.length) return [];
     const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason }];
-    const rows = await this.db.transaction(async (tx) => {
+    const fence = this.fence;
+    const rows = await fenced(fence, () => this.db.transaction(async (tx) => {
+      if (fence) await tx.execute(fenceCheck(fence));
       const changed = await tx
         .update(orders)
         .set({
@@ -266,7 +331,7 @@ export class OrderRepository {
         .returning();
       await this.orderEvents(tx, changed, now);
       return changed;
-    });
+    }));
     if (rows.length) this.onEvents();
     return rows.map((r) => r.id);
   }
@@ -477,6 +542,25 @@ const approvedStatement = memoBySize((rows) => {
     `insert into events (org_id, agent_id, type, order_id, created_at) values ${eventTuples.join(", ")}`
   );
 });
+/**
+ * approvedStatement behind the fence: the same two inserts as data-modifying WITH queries, and the
+ * statement's own result the check of the batch's (agent, epoch) pairs (the two array parameters after
+ * the columns): a stale one raises and the whole statement inserts nothing. One call per statement,
+ * one shared advisory lock and one index lookup per agent in it.
+ */
+const fencedApprovedStatement = memoBySize((rows) => {
+  const plain = approvedStatement(rows);
+  const first = rows * ORDER_COLUMNS.length;
+  // "with o as (insert orders) insert into events …" becomes "with o as (…), e as (insert into events …) select fence".
+  const split = plain.indexOf(") insert into events ");
+  return `${plain.slice(0, split)}), e as (${plain.slice(split + 2)}) select agent_lease_fence($${first + 1}::text[], $${first + 2}::int8[])`;
+});
+
+/** A text[] parameter's text: each element quoted (a quote or backslash escaped). */
+function pgTextArray(values: string[]): string {
+  return `{${values.map((v) => `"${v.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
+}
+
 // Rejected decisions and their `risk_rejected` events in one statement.
 const rejectionStatement = memoBySize(
   (rows) => `with e as (${valuesInsert("events", EVENT_COLUMNS, rows, rows * DECISION_COLUMNS.length + 1)}) ${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, 1)}`,

@@ -293,8 +293,14 @@ export const idempotencyKeys = pgTable(
      * resource is a lookup (src/http/idempotency-recovery.ts).
      */
     reservedId: text("reserved_id"),
+    /** The instance (INSTANCE_ID) that claimed the key: only a dead instance's records in progress are interrupted. */
+    owner: text("owner"),
   },
-  (t) => [primaryKey({ columns: [t.scope, t.key] }), index("idempotency_created_idx").on(t.createdAt)],
+  (t) => [
+    primaryKey({ columns: [t.scope, t.key] }),
+    index("idempotency_created_idx").on(t.createdAt),
+    index("idempotency_in_progress_idx").on(t.owner).where(sql`${t.status} = 0`),
+  ],
 );
 
 /**
@@ -423,3 +429,30 @@ export const webhooks = pgTable(
     index("webhooks_enabled_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'enabled'`),
   ],
 );
+
+/**
+ * One agent's lease (docs/decisions.md "One actor per agent across instances"): the instance whose
+ * actor owns the agent, until `expires_at` unless renewed; `epoch` grows by one at every change of
+ * owner, and every write for the agent is fenced on the epoch its writer holds (agent_lease_fence in
+ * migration 0020). `owner` null: released. Rows named `job:<name>` are the singleton leases of
+ * cluster-wide jobs.
+ */
+export const agentLeases = pgTable("agent_leases", {
+  agentId: text("agent_id").primaryKey(),
+  owner: text("owner"),
+  epoch: bigint("epoch", { mode: "number" }).notNull(),
+  expiresAt: ts("expires_at").notNull(),
+});
+
+/** The running service instances, each renewed with its leases: an expired one is dead. */
+export const serviceInstances = pgTable("service_instances", {
+  id: text("id").primaryKey(),
+  startedAt: ts("started_at").notNull(),
+  expiresAt: ts("expires_at").notNull(),
+});
+
+/** Settings every instance on the database shares (the seal key's fingerprint). */
+export const clusterSettings = pgTable("cluster_settings", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+});

@@ -7,6 +7,7 @@
 import { Elysia } from "elysia";
 import { InternalError, InvalidRequestError, NotFoundError, PayloadTooLargeError } from "../errors/errors.ts";
 import { ProblemError } from "../errors/problem-error.ts";
+import { AgentBusyError } from "../errors/agent-busy.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { AccessRecorder } from "./access-log.ts";
 import { problemResponse } from "./problem-response.ts";
@@ -59,6 +60,11 @@ function pgCode(error: unknown): string | undefined {
 
 export function toProblemError(code: string | number, error: unknown, url?: string): ProblemError | null {
   if (error instanceof ProblemError) return error;
+  // Another instance holds the agent and did not hand it over in time, or this one lost it mid-request
+  // (docs/decisions.md "One actor per agent across instances"): nothing more was done here, retry.
+  // (By name: HTTP does not import the actors; the errors are actors/lease-port.ts's.)
+  const name = (error as { name?: unknown } | null)?.name;
+  if (name === "LeaseUnavailableError" || name === "LeaseLostError") return new AgentBusyError(1);
   switch (code) {
     case "VALIDATION": {
       const v = error as { type?: string; all?: ValueErrorLike[]; value?: unknown };

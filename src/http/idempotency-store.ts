@@ -8,9 +8,9 @@
  * its retry is then resolved by idempotency-recovery.ts: the original outcome when the request
  * created its resource, otherwise the request runs again (`resume`), with the same reserved id.
  */
-import { and, eq, lt } from "drizzle-orm";
+import { and, eq, isNull, lt, notInArray, or, sql } from "drizzle-orm";
 import type { Db } from "../db/database.ts";
-import { idempotencyKeys } from "../db/schema.ts";
+import { idempotencyKeys, serviceInstances } from "../db/schema.ts";
 import { newId } from "../domain/ids.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -27,14 +27,18 @@ export type Claim =
 
 export class IdempotencyStore {
   private lastSweep = 0;
-  constructor(private readonly db: Db) {}
+  /** `owner`: this instance's id (INSTANCE_ID), stored on the records it claims. */
+  constructor(
+    private readonly db: Db,
+    private readonly owner: string | null = null,
+  ) {}
 
   async claim(scope: string, key: string, requestHash: string, now = new Date()): Promise<Claim> {
     await this.sweep(now);
     const reservedId = newId("ord", now.getTime()).slice(4);
     const inserted = await this.db
       .insert(idempotencyKeys)
-      .values({ scope, key, requestHash, status: IN_PROGRESS, body: "", contentType: "", createdAt: now, reservedId })
+      .values({ scope, key, requestHash, status: IN_PROGRESS, body: "", contentType: "", createdAt: now, reservedId, owner: this.owner })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key });
     if (inserted.length) return { kind: "claimed", reservedId };
@@ -67,14 +71,27 @@ export class IdempotencyStore {
   }
 
   /**
-   * At start-up, before requests are served: every record still in progress belongs to a process
-   * that is gone. Returns how many were marked interrupted.
+   * Records in progress whose process is gone are marked interrupted: at start-up (before requests
+   * are served) and then periodically (src/jobs.ts), so a retry of a request a dead instance was
+   * running resolves instead of answering 409. Gone: claimed by this instance's id (an earlier run of
+   * it), by no instance (before leases), or by one whose `service_instances` row lapsed. Records of
+   * instances alive are left alone. Returns how many were marked.
    */
-  async interruptInFlight(): Promise<number> {
+  async interruptInFlight(opts: { startup: boolean } = { startup: true }): Promise<number> {
+    const alive = this.db.select({ id: serviceInstances.id }).from(serviceInstances).where(sql`${serviceInstances.expiresAt} > clock_timestamp()`);
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status: INTERRUPTED })
-      .where(eq(idempotencyKeys.status, IN_PROGRESS))
+      .where(
+        and(
+          eq(idempotencyKeys.status, IN_PROGRESS),
+          or(
+            isNull(idempotencyKeys.owner),
+            opts.startup && this.owner ? eq(idempotencyKeys.owner, this.owner) : undefined,
+            and(this.owner ? sql`${idempotencyKeys.owner} <> ${this.owner}` : undefined, notInArray(idempotencyKeys.owner, alive)),
+          ),
+        ),
+      )
       .returning({ key: idempotencyKeys.key });
     return rows.length;
   }

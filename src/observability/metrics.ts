@@ -20,6 +20,12 @@ export interface ServiceMetrics {
   venueErrorsTotal: Counter<"venue" | "op">;
   actorsActive: Gauge;
   dbBatchSize: Histogram;
+  /** Agent leases this instance holds (src/db/agent-leases.ts). */
+  leasesHeld: Gauge;
+  /** Leases taken, by `kind`: `free`, `handoff` (released to us on request), `lapsed` (a take-over from an owner that stopped renewing). */
+  leaseTakenTotal: Counter<"kind">;
+  /** Leases this instance lost (taken over, not renewed in time, a write refused for a stale epoch). */
+  leaseLostTotal: Counter;
   /**
    * One answered request: counts it in `http_requests_total` and observes its duration in
    * `http_request_duration_seconds` (the access log's path, once per request).
@@ -127,6 +133,14 @@ export function createMetrics(registry: Registry = new Registry()): ServiceMetri
       registers,
     }),
     actorsActive: new Gauge({ name: "actors_active", help: "Agent actors currently resident in memory.", registers }),
+    leasesHeld: new Gauge({ name: "agent_leases_held", help: "Agent leases this instance holds.", registers }),
+    leaseTakenTotal: new Counter({
+      name: "agent_lease_taken_total",
+      help: "Agent leases taken by this instance: free, handoff (handed over on request) or lapsed (taken over from an owner that stopped renewing).",
+      labelNames: ["kind"],
+      registers,
+    }),
+    leaseLostTotal: new Counter({ name: "agent_lease_lost_total", help: "Agent leases this instance lost before releasing them.", registers }),
     dbBatchSize: new Histogram({
       name: "db_batch_size",
       help: "Rows written per database batch.",
@@ -141,5 +155,6 @@ export function createMetrics(registry: Registry = new Registry()): ServiceMetri
   };
   for (const outcome of ["cancelled", "failed", "filled"]) m.killOrdersTotal.inc({ outcome }, 0);
   for (const outcome of ["approved", "rejected"]) m.riskDecisionsTotal.inc({ outcome }, 0);
+  for (const kind of ["free", "handoff", "lapsed"]) m.leaseTakenTotal.inc({ kind }, 0);
   return m;
 }

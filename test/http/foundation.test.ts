@@ -426,7 +426,9 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
       // GET answers the same agent.
       const got = await t.call("GET", `/v1/agents/${a.id}`, { key });
       expect(got.status).toBe(200);
-      expect(got.body).toEqual(a);
+      // The same agent; GET also names the instance that owns it now (agent leases, issue 23).
+      expect(got.body.owner_instance).toBe(t.app.services.config.instanceId);
+      expect({ ...got.body, owner_instance: undefined }).toEqual(a);
     });
 
     test("create takes a name, signer, signature type and limit overrides", async () => {
@@ -453,7 +455,7 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
         expect(a.limits).toEqual({ ...TEST_DEFAULT_LIMITS, daily_volume_usdc: 250.5, max_order_usdc: 20, market_deny: ["123"], category_allow: ["sports"] });
         expect(a.daily_volume.limit_usdc).toBe(250.5);
         const got = await t.call("GET", `/v1/agents/${a.id}`, { key });
-        expect(got.body).toEqual(a);
+        expect({ ...got.body, owner_instance: undefined }).toEqual(a);
       }
     });
 

@@ -63,8 +63,38 @@ export class Transport {
     return h;
   }
 
+  /**
+   * The agent a request is about, for the X-Agent-Id header (a proxy in front of several service
+   * instances routes on it, so each agent's requests reach one instance): the path's
+   * /v1/agents/{id}, the body's or query's agent_id, else the agent of an order this client saw.
+   */
+  agentOf(path: string, o: CallOptions): string | null {
+    const inPath = /^\/v1\/agents\/([^/?]+)/.exec(path);
+    if (inPath) return decodeURIComponent(inPath[1]);
+    const body = o.body as { agent_id?: unknown; order_id?: unknown } | undefined;
+    if (body && typeof body.agent_id === "string") return body.agent_id;
+    if (typeof o.query?.agent_id === "string") return o.query.agent_id;
+    const order = /^\/v1\/orders\/([^/?]+)/.exec(path)?.[1] ?? (body && typeof body.order_id === "string" ? body.order_id : null);
+    return order ? (this.orderAgents.get(decodeURIComponent(order)) ?? null) : null;
+  }
+
+  /** Order id → agent id, of the orders this client saw (bounded: the oldest are forgotten). */
+  private readonly orderAgents = new Map<string, string>();
+
+  private remember(answer: unknown): void {
+    const a = answer as { order_id?: unknown; id?: unknown; agent_id?: unknown; order?: { id?: unknown; agent_id?: unknown } } | null;
+    if (!a || typeof a !== "object") return;
+    const id = typeof a.order_id === "string" ? a.order_id : typeof a.id === "string" && a.id.startsWith("ord_") ? a.id : typeof a.order?.id === "string" ? a.order.id : null;
+    const agent = typeof a.agent_id === "string" ? a.agent_id : typeof a.order?.agent_id === "string" ? a.order.agent_id : null;
+    if (!id || !agent) return;
+    this.orderAgents.set(id, agent);
+    if (this.orderAgents.size > 10_000) this.orderAgents.delete(this.orderAgents.keys().next().value as string);
+  }
+
   async call<T>(method: string, path: string, o: CallOptions = {}): Promise<T> {
     const headers: Record<string, string> = { ...this.baseHeaders(), ...(o.headers ?? {}) };
+    const agentId = this.agentOf(path, o);
+    if (agentId && !headers["x-agent-id"]) headers["x-agent-id"] = agentId;
     const body = o.body === undefined ? undefined : JSON.stringify(o.body);
     if (body !== undefined) headers["content-type"] = "application/json";
     const info: RequestInfo = { method, path, attempts: 0 };
@@ -95,7 +125,9 @@ export class Transport {
       }
       if (res.ok) {
         if (o.text) return text as T;
-        return (text ? JSON.parse(text) : undefined) as T;
+        const answer = (text ? JSON.parse(text) : undefined) as T;
+        this.remember(answer);
+        return answer;
       }
       let parsed: unknown = text;
       try {
@@ -114,7 +146,9 @@ export class Transport {
   /** Streaming GET (events): no timeout, no retries here; the caller reconnects. */
   async stream(path: string, o: { query?: CallOptions["query"]; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response> {
     const info: RequestInfo = { method: "GET", path, attempts: 1 };
-    const headers = { ...this.baseHeaders(), accept: "text/event-stream", ...(o.headers ?? {}) };
+    const headers: Record<string, string> = { ...this.baseHeaders(), accept: "text/event-stream", ...(o.headers ?? {}) };
+    const agentId = this.agentOf(path, { query: o.query });
+    if (agentId && !headers["x-agent-id"]) headers["x-agent-id"] = agentId;
     let res: Response;
     try {
       res = await this.fetchImpl(this.url(path, o.query), { method: "GET", headers, signal: o.signal });

@@ -20,6 +20,8 @@ import type { Db } from "../../db/database.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import { agents, credentials, events, fills, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
+import type { Fence } from "../../../actors/lease-port.ts";
+import { fenceCheck, fenced } from "../../db/lease-fence.ts";
 
 /** Statuses whose whole notional counts; others count what filled (see countedNotional in the actor). */
 export const COUNTED = sql`case when ${orders.status} in ('pending_approval','awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
@@ -41,6 +43,28 @@ export const ORDER_EXPOSURE = sql`case when ${orders.side} <> 'buy' then 0
 export type AgentLimits = Limits & ActorLimits;
 
 export class DbAgentStore implements AgentStore<AgentLimits> {
+  /** The agent lease this view's writes are fenced on (`fenced`); none: unfenced. */
+  protected fence: Fence | undefined;
+
+  /** This store with every write fenced on `fence` (the lease the agent's actor runs under). */
+  fenced(fence: Fence): this {
+    const view = Object.create(this) as this;
+    view.fence = fence;
+    return view;
+  }
+
+  /** `write` in a transaction that first checks the fence (when this view has one). */
+  private tx<T>(write: (tx: Db) => Promise<T>): Promise<T> {
+    const fence = this.fence;
+    if (!fence) return this.db.transaction((tx) => write(tx as unknown as Db));
+    return fenced(fence, () =>
+      this.db.transaction(async (tx) => {
+        await tx.execute(fenceCheck(fence));
+        return write(tx as unknown as Db);
+      }),
+    );
+  }
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock = systemClock,
@@ -163,13 +187,13 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
   }
 
   async saveLimits(agentId: string, limits: AgentLimits): Promise<void> {
-    await this.db.update(agents).set({ limits: { ...limits }, updatedAt: new Date(this.clock.now()) }).where(eq(agents.id, agentId));
+    await this.tx((db) => db.update(agents).set({ limits: { ...limits }, updatedAt: new Date(this.clock.now()) }).where(eq(agents.id, agentId)));
   }
 
   /** Saves the breaker; a trip or a reset (state or reason changed) is a `breaker` event in the same transaction. */
   async saveBreaker(agentId: string, breaker: BreakerState, venueErrorStreak: number): Promise<void> {
     const now = new Date(this.clock.now());
-    const changed = await this.db.transaction(async (tx) => {
+    const changed = await this.tx(async (tx) => {
       const [before] = await tx
         .select({ orgId: agents.orgId, state: agents.breakerState, reason: agents.breakerReason })
         .from(agents)
@@ -198,15 +222,17 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
   }
 
   async saveHeartbeat(agentId: string, heartbeat: HeartbeatState | null): Promise<void> {
-    await this.db
-      .update(agents)
-      .set({
-        heartbeatIntervalS: heartbeat?.intervalS ?? null,
-        heartbeatLastAt: heartbeat?.lastAt ?? null,
-        heartbeatDeadlineAt: heartbeat?.deadlineAt ?? null,
-        updatedAt: new Date(this.clock.now()),
-      })
-      .where(eq(agents.id, agentId));
+    await this.tx((db) =>
+      db
+        .update(agents)
+        .set({
+          heartbeatIntervalS: heartbeat?.intervalS ?? null,
+          heartbeatLastAt: heartbeat?.lastAt ?? null,
+          heartbeatDeadlineAt: heartbeat?.deadlineAt ?? null,
+          updatedAt: new Date(this.clock.now()),
+        })
+        .where(eq(agents.id, agentId)),
+    );
   }
 
   /** Agents whose heartbeat deadline has passed (`now` > deadline), for the sweep. */
@@ -220,7 +246,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
   }
 
   async saveCredentials(agentId: string, sealed: Uint8Array, info: CredentialsInfo): Promise<void> {
-    await this.db.transaction(async (tx) => {
+    await this.tx(async (tx) => {
       await tx
         .insert(credentials)
         .values({ agentId, ciphertext: sealed, scopes: info.scopes, keyHint: info.keyHint, createdAt: info.createdAt })
@@ -239,7 +265,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
    * for at most VACUUM_WAIT_MS, so a slow VACUUM cannot hold up a kill.
    */
   async deleteCredentials(agentId: string): Promise<boolean> {
-    const deleted = await this.db.transaction(async (tx) => {
+    const deleted = await this.tx(async (tx) => {
       const gone = await tx.delete(credentials).where(eq(credentials.agentId, agentId)).returning({ id: credentials.agentId });
       await tx.update(agents).set({ mode: "payload", updatedAt: new Date(this.clock.now()) }).where(eq(agents.id, agentId));
       return gone.length > 0;

@@ -47,7 +47,8 @@ export class HeartbeatService {
     const due = await agents.store.overdueHeartbeats(new Date(now));
     let killed = 0;
     for (const id of due) {
-      const actor = await agents.registry.get(id);
+      // Only agents this instance owns or can take without asking (a live owner sweeps its own).
+      const actor = await agents.registry.getIfFree(id);
       if (actor && (await actor.claimHeartbeatKill()) && (await this.killMissed(actor))) killed++;
     }
     return { killed };

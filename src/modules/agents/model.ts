@@ -49,6 +49,9 @@ export const AgentModel = t.Object({
   open_orders: t.Integer(),
   credentials: t.Union([t.Null(), t.Object({ scopes: t.Array(t.String()), key_hint: t.String(), created_at: t.String() })]),
   created_at: t.String(),
+  owner_instance: t.Optional(
+    t.Union([t.String(), t.Null()], { description: "the service instance (INSTANCE_ID) whose actor owns the agent now: the one that answered" }),
+  ),
 }, { examples: [AGENT_EXAMPLE] });
 export type AgentModel = typeof AgentModel.static;
 

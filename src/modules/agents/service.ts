@@ -1,8 +1,9 @@
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import type { AgentView } from "../../../actors/agent-actor.ts";
 import { AgentActor } from "../../../actors/agent-actor.ts";
-import type { OrderPorts } from "../../../actors/ports.ts";
+import type { AgentStore, OrderPorts } from "../../../actors/ports.ts";
 import { ActorRegistry } from "../../../actors/registry.ts";
+import type { AgentLease, Fence, LeasePort } from "../../../actors/lease-port.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import type { OrderRow } from "../../db/order-repository.ts";
 import type { Db } from "../../db/database.ts";
@@ -24,18 +25,44 @@ export class AgentService {
 
   constructor(
     private readonly db: Db,
-    opts: { idleMs: number; defaultLimits?: AgentLimits; onActors?: (n: number) => void; clock?: Clock; mailboxCapacity?: number; onEvents?: () => void },
+    opts: {
+      idleMs: number;
+      defaultLimits?: AgentLimits;
+      onActors?: (n: number) => void;
+      clock?: Clock;
+      mailboxCapacity?: number;
+      onEvents?: () => void;
+      /** Single activation across instances (src/db/agent-leases.ts); absent: this process alone. */
+      lease?: {
+        port: LeasePort;
+        acquireWaitMs: number;
+        handoffMaxMs: number;
+        log?: (message: string, fields: Record<string, unknown>) => void;
+        /**
+         * Whether the actors' writes are fenced on their lease's epoch (PostgreSQL). On PGlite the
+         * data-directory lock already keeps every other process out: the fence would only cost CPU.
+         */
+        fenceWrites?: boolean;
+      };
+    },
   ) {
     this.clock = opts.clock ?? systemClock;
     this.store = new DbAgentStore(db, this.clock, opts.onEvents);
+    this.instanceId = opts.lease?.port.instanceId ?? null;
     this.registry = new ActorRegistry<Actor>({
       idleMs: opts.idleMs,
       clock: this.clock,
-      activate: async (id) => {
+      activate: async (id, lease) => {
         const snapshot = await this.store.load(id);
-        return snapshot ? new AgentActor(snapshot, this.store, this.clock, this.orderPorts ?? undefined, { mailboxCapacity: opts.mailboxCapacity }) : null;
+        if (!snapshot) return null;
+        // Under a lease, the actor's writes (its own and its orders') are fenced on the lease's epoch.
+        const fence = opts.lease?.fenceWrites !== false ? lease : undefined;
+        const store = fence ? this.store.fenced(fence) : this.store;
+        const ports = fence && this.orderPorts && this.fenceOrders ? { ...this.orderPorts, orders: this.fenceOrders(fence) } : this.orderPorts;
+        return new AgentActor(snapshot, store, this.clock, ports ?? undefined, { mailboxCapacity: opts.mailboxCapacity });
       },
       onSizeChange: opts.onActors,
+      lease: opts.lease,
     });
     this.defaults = opts.defaultLimits ?? (DEFAULT_LIMITS as AgentLimits);
   }
@@ -43,13 +70,24 @@ export class AgentService {
   private readonly defaults: AgentLimits;
   private readonly clock: Clock;
   private orderPorts: OrderPorts<OrderRow> | null = null;
+  /** The order store fenced on an agent's lease (OrderRepository.fenced). */
+  private fenceOrders: ((fence: Fence) => OrderPorts<OrderRow>["orders"]) | null = null;
+  /** This process's INSTANCE_ID when agents are leased (shown as `owner_instance`). */
+  readonly instanceId: string | null;
 
   /**
    * Gives the actors their order path (store, venue, credentials). Set once at start-up, before any
    * request: the credentials service depends on this service, so it cannot be passed in the constructor.
+   * `fenceOrders`: the order store for one lease (every write fenced on its epoch).
    */
-  connect(ports: OrderPorts<OrderRow>): void {
+  connect(ports: OrderPorts<OrderRow>, fenceOrders?: (fence: Fence) => OrderPorts<OrderRow>["orders"]): void {
     this.orderPorts = ports;
+    this.fenceOrders = fenceOrders ?? null;
+  }
+
+  /** The lease the agent's actor runs under here, if any. */
+  leaseOf(agentId: string): AgentLease | undefined {
+    return this.registry.leaseOf(agentId);
   }
 
   /** `reservedId`: the agent's id body chosen with the request's Idempotency-Key (see idempotency-recovery.ts). */
@@ -81,17 +119,23 @@ export class AgentService {
       createdAt: now,
       updatedAt: now,
     });
-    return toAgentModel((await this.actorFor(caller, id)).view());
+    const actor = await this.actorFor(caller, id);
+    const view = toAgentModel(actor.view());
+    // The new agent's lease goes back at once: its first request about it (behind the proxy, at the
+    // instance its id hashes to) takes it free, with no hand-over from the instance that created it.
+    if (this.instanceId) await this.registry.forget(id, actor);
+    return view;
   }
 
   /** The actor of an agent the caller may act on: 404 for unknown or other organizations' agents, 403 for another agent's scoped key. */
-  async actorFor(caller: Caller, agentId: string): Promise<Actor> {
+  async actorFor(caller: Caller, agentId: string, opts?: { urgent?: boolean }): Promise<Actor> {
     if (caller.agentId && caller.agentId !== agentId) {
       const actor = await this.registry.get(agentId);
       if (!actor || actor.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
       throw new ForbiddenError("this API key is scoped to another agent");
     }
-    const actor = await this.registry.get(agentId);
+    // `urgent` (a kill): another instance that owns the agent hands it over after a short wait.
+    const actor = await this.registry.get(agentId, opts);
     if (!actor || actor.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
     return actor;
   }
@@ -109,7 +153,7 @@ export class AgentService {
   }
 
   async get(caller: Caller, agentId: string): Promise<AgentModel> {
-    return toAgentModel((await this.actorFor(caller, agentId)).view());
+    return { ...toAgentModel((await this.actorFor(caller, agentId)).view()), owner_instance: this.instanceId };
   }
 
   async list(caller: Caller, opts: { limit: number; cursor?: string }) {
@@ -127,8 +171,21 @@ export class AgentService {
       .orderBy(desc(agents.createdAt), desc(agents.id))
       .limit(opts.limit + 1);
     const page = pageOf(rows, opts.limit, (r) => r.id);
-    const views = await Promise.all(page.data.map((id) => this.registry.get(id)));
-    return { data: views.filter((a): a is Actor => a !== null).map((a) => toAgentModel(a.view())), next_cursor: page.next_cursor };
+    const views = await Promise.all(page.data.map((id) => this.readView(id)));
+    return { data: views.filter((v): v is AgentView<AgentLimits> => v !== null).map((v) => toAgentModel(v)), next_cursor: page.next_cursor };
+  }
+
+  /**
+   * An agent's view for a listing. With leases, an agent this instance does not own is read from the
+   * database as it stands (a snapshot, no actor activated, nothing written): a listing does not take
+   * every listed agent over from the instances that own them.
+   */
+  private async readView(id: string): Promise<AgentView<AgentLimits> | null> {
+    const live = this.registry.peek(id);
+    if (live) return live.view();
+    if (!this.instanceId) return (await this.registry.get(id))?.view() ?? null;
+    const snapshot = await this.store.load(id);
+    return snapshot ? new AgentActor(snapshot, READ_ONLY_STORE, this.clock).view() : null;
   }
 
   async patchLimits(caller: Caller, agentId: string, patch: LimitsPatch): Promise<AgentModel> {
@@ -161,6 +218,15 @@ export class AgentService {
     while (!this.registry.settled()) await Bun.sleep(20);
   }
 }
+
+/** The store of a snapshot read for a listing: it writes nothing (a view may close a cooled breaker in memory only). */
+const READ_ONLY_STORE: AgentStore<AgentLimits> = {
+  saveLimits: async () => {},
+  saveBreaker: async () => {},
+  saveCredentials: async () => {},
+  deleteCredentials: async () => false,
+  saveHeartbeat: async () => {},
+};
 
 export function toAgentModel(v: AgentView<AgentLimits>): AgentModel {
   const resets = new Date(`${v.day}T00:00:00.000Z`);

@@ -57,12 +57,36 @@ export class KillService {
     reason: string | null,
     opts: { breaker?: "kill" | "heartbeat"; venueAuth?: VenueAuth; resume?: { killId: string; startedAt: number } } = {},
   ) {
-    const { agents, metrics, logger, clock } = this.deps;
+    const { agents, clock } = this.deps;
     const runStartedAt = clock.now();
     const startedAt = opts.resume?.startedAt ?? runStartedAt;
     const deadlineAt = runStartedAt + this.deps.deadlineMs;
-    const actor = await agents.actorFor(caller, agentId);
+    const actor = await agents.actorFor(caller, agentId, { urgent: true });
     const killId = opts.resume?.killId ?? newId("kil", startedAt);
+    this.running.add(killId);
+    try {
+      return await this.run(caller, agentId, reason, opts, actor, killId, { runStartedAt, startedAt, deadlineAt });
+    } finally {
+      this.running.delete(killId);
+    }
+  }
+
+  /** Kills running in this process (a periodic resume leaves them alone). */
+  private readonly running = new Set<string>();
+
+  private async run(
+    caller: Caller,
+    agentId: string,
+    reason: string | null,
+    opts: { breaker?: "kill" | "heartbeat"; venueAuth?: VenueAuth; resume?: { killId: string; startedAt: number } },
+    actor: Actor,
+    killId: string,
+    times: { runStartedAt: number; startedAt: number; deadlineAt: number },
+  ) {
+    // The rest of the kill, as it was before its run was tracked (`running`).
+    const { agents, metrics, logger, clock } = this.deps;
+    void agents;
+    const { runStartedAt, startedAt, deadlineAt } = times;
     const breakerReason = opts.breaker ?? "kill";
 
     // The cancellations wait for the credentials, which are opened only after the breaker tripped.
@@ -416,7 +440,15 @@ export class KillService {
    */
   async resumeUnfinished(): Promise<{ resumed: number; failed: number }> {
     const { db, agents, logger, clock } = this.deps;
-    const rows = await db.select().from(kills).where(isNull(kills.completedAt)).orderBy(asc(kills.startedAt));
+    const all = await db.select().from(kills).where(isNull(kills.completedAt)).orderBy(asc(kills.startedAt));
+    // Not the kills running here; and only for agents this instance owns or can take without asking
+    // (a kill under way at a live owner is that owner's; a dead owner's lease has lapsed).
+    const rows: typeof all = [];
+    for (const row of all) {
+      if (this.running.has(row.id)) continue;
+      if (agents.registry.peek(row.agentId) || (await agents.registry.getIfFree(row.agentId).catch(() => null))) rows.push(row);
+      else if (!(await agentExists(db, row.agentId))) rows.push(row);
+    }
     const outcomes = await Promise.all(
       rows.map(async (row) => {
         const system: Caller = { kind: "api_key", orgId: row.orgId, keyId: "kill-resume", agentId: null };
@@ -451,6 +483,11 @@ export class KillService {
     );
     return { resumed: outcomes.filter((o) => o === true).length, failed: outcomes.filter((o) => o === null).length };
   }
+}
+
+async function agentExists(db: Db, agentId: string): Promise<boolean> {
+  const [row] = await db.select({ id: agentsTable.id }).from(agentsTable).where(eq(agentsTable.id, agentId));
+  return !!row;
 }
 
 /** `ports`, with every venue cancellation and every order write waiting for `written` (the kill's row). */

@@ -135,7 +135,9 @@ export class OrderService {
     for (const { id, agentId, phase } of due) {
       // Through the agent's actor (activating it if need be), so a snapshot being loaded cannot
       // keep a reservation the database has released; a submission in progress wins.
-      const actor = await this.deps.agents.registry.get(agentId);
+      // Only agents this instance owns or can take without asking (their owner died): another live
+      // instance expires its own agents' orders.
+      const actor = await this.deps.agents.registry.getIfFree(agentId);
       if (actor && (await actor.expire(id, phase))) n++;
     }
     return n;
@@ -153,7 +155,9 @@ export class OrderService {
     let settled = 0;
     let pending = 0;
     for (const row of rows) {
-      const actor = await agents.registry.get(row.agentId);
+      // Only agents this instance owns or can take without asking: another live instance's in-flight
+      // orders are its own to settle.
+      const actor = await agents.registry.getIfFree(row.agentId);
       if (!actor) continue;
       const result = await actor.reconcile(row);
       if (result === "settled") settled++;

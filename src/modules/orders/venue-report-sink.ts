@@ -14,14 +14,48 @@ import type { VenueReport, VenueReportSink } from "../../domain/venue-report.ts"
 import type { Logger } from "../../observability/logger.ts";
 import type { AgentService } from "../agents/service.ts";
 
-export type DeliveryResult = ReportResult | "unknown_order" | "error";
+export type DeliveryResult = ReportResult | "unknown_order" | "error" | "forwarded";
+
+/**
+ * Several instances on one database: a report about an agent whose actor lives in another instance is
+ * published to it (PostgreSQL NOTIFY); the instance holding the agent's lease delivers it to its actor.
+ */
+export interface ReportForwarding {
+  publish(agentId: string, r: VenueReport): Promise<void>;
+}
+
+/** A report as JSON text (bigint amounts and block numbers as `{"$bigint": "…"}`, dates as ISO text). */
+export function encodeReport(agentId: string, r: VenueReport): string {
+  return JSON.stringify({ agentId, r }, (_k, v) => (typeof v === "bigint" ? { $bigint: v.toString() } : v));
+}
+
+/** The inverse of encodeReport; null for anything else. */
+export function decodeReport(text: string): { agentId: string; r: VenueReport } | null {
+  try {
+    const out = JSON.parse(text, (k, v) => {
+      if (v && typeof v === "object" && typeof v.$bigint === "string" && /^-?[0-9]+$/.test(v.$bigint)) return BigInt(v.$bigint);
+      if (k === "at" && typeof v === "string") return new Date(v);
+      return v;
+    }) as { agentId?: unknown; r?: { kind?: unknown; ref?: unknown } };
+    if (typeof out.agentId !== "string" || !out.r || typeof out.r.kind !== "string" || typeof out.r.ref !== "object") return null;
+    return out as { agentId: string; r: VenueReport };
+  } catch {
+    return null;
+  }
+}
 
 export class ActorVenueReportSink implements VenueReportSink {
   /** The last delivery per order reference, so reports about one order apply in order. */
   private readonly chains = new Map<string, Promise<DeliveryResult>>();
   private readonly pending = new Set<Promise<DeliveryResult>>();
 
-  constructor(private readonly deps: { fills: Pick<FillStore, "findOrder">; agents: Pick<AgentService, "registry">; logger: Logger }) {}
+  /** `forwarding`: set where other instances may own agents (PostgreSQL); the actor is then taken only if free. */
+  constructor(private readonly deps: { fills: Pick<FillStore, "findOrder">; agents: Pick<AgentService, "registry">; logger: Logger; forwarding?: ReportForwarding }) {}
+
+  /** Set once the composition root has the channel (the leases start after the sink exists). */
+  setForwarding(forwarding: ReportForwarding): void {
+    this.deps.forwarding = forwarding;
+  }
 
   report(r: VenueReport): void {
     void this.deliver(r);
@@ -53,7 +87,13 @@ export class ActorVenueReportSink implements VenueReportSink {
         this.deps.logger.debug("venue report for an order this service does not know: dropped", { kind: r.kind, source: r.source });
         return "unknown_order";
       }
-      const actor = await this.deps.agents.registry.get(order.agentId);
+      const forwarding = this.deps.forwarding;
+      // Another instance's agent is not taken over for a report: the report goes to its owner.
+      const actor = forwarding ? await this.deps.agents.registry.getIfFree(order.agentId) : await this.deps.agents.registry.get(order.agentId);
+      if (!actor && forwarding) {
+        await forwarding.publish(order.agentId, r);
+        return "forwarded";
+      }
       if (!actor) return "unknown_order";
       return await actor.venueReport(order.id, r);
     } catch (error) {

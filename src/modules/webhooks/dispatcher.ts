@@ -82,6 +82,11 @@ export class WebhookDispatcher {
       settings: Config["webhooks"];
       /** How long a gap in event ids may be a commit still under way (0 on PGlite). */
       gapWaitMs: number;
+      /**
+       * Whether this process delivers now (several instances on one database: the one holding the
+       * cluster-wide singleton lease); absent, always.
+       */
+      active?: () => Promise<boolean>;
     },
   ) {
     this.limit = pLimit(deps.settings.concurrency);
@@ -132,6 +137,12 @@ export class WebhookDispatcher {
   /** One pass: the horizon, then a drain of every enabled endpoint that is due and behind it. False without enabled endpoints. */
   private async pass(): Promise<boolean> {
     const { db, clock } = this.deps;
+    if (this.deps.active && !(await this.deps.active())) {
+      // Another instance delivers: the horizon is computed afresh if this one takes over.
+      this.stable = -1;
+      this.gaps.clear();
+      return false;
+    }
     const horizon = await this.horizon();
     if (horizon < 0) return false;
     const due = await db

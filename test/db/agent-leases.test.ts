@@ -1,0 +1,154 @@
+/**
+ * Agent leases and their fence in the database (src/db/agent-leases.ts, src/db/lease-fence.ts), on
+ * both databases: two lease holders on one database (two instances' DbLeases; on PGlite they share the
+ * one process, which is what the fence itself cares about): a lease is taken free, refused while its
+ * owner lives, handed over on request, taken once lapsed; a write under a stale epoch (the group-commit
+ * insert, a status change, the agent store's writes) changes nothing and throws LeaseLostError, and
+ * the lease's holder is told it lost it.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { LeaseLostError } from "../../actors/lease-port.ts";
+import { DbLeases } from "../../src/db/agent-leases.ts";
+import type { Database } from "../../src/db/database.ts";
+import { OrderRepository, type NewOrderRow } from "../../src/db/order-repository.ts";
+import { agents, orders } from "../../src/db/schema.ts";
+import { DbAgentStore } from "../../src/modules/agents/agent-store.ts";
+import { createTestApp, type TestApp } from "../support/app.ts";
+import { describeEachDatabase } from "../support/databases.ts";
+import { newTrader } from "../support/payload.ts";
+
+const quiet = { info: () => {}, warn: () => {} };
+
+describeEachDatabase("agent leases and their fence", (kind, open) => {
+  let database: Database;
+  let t: TestApp;
+  let agentId: string;
+  let orgId: string;
+  const holders: DbLeases[] = [];
+  const lostAt: Record<string, string[]> = { one: [], two: [] };
+  let n = 0;
+
+  const holder = (name: "one" | "two", ttlMs = 400) => {
+    const h = new DbLeases(database, { instanceId: `${kind}-${name}-${process.pid}`, ttlMs, renewEveryMs: 100, log: quiet });
+    h.setHandlers({ releaseRequested: () => {}, lost: (id) => lostAt[name].push(id) });
+    holders.push(h);
+    return h;
+  };
+
+  beforeAll(async () => {
+    database = await open();
+    t = await createTestApp(database);
+    const trader = await newTrader(t);
+    agentId = trader.agent.id;
+    orgId = trader.agent.org_id;
+    // The test app's own registry holds this agent's lease: it lets go, the holders below take turns.
+    await t.app.services.agents.registry.releaseAll();
+  });
+  afterAll(async () => {
+    for (const h of holders) await h.stop();
+  });
+
+  const order = (over: Partial<NewOrderRow> = {}): NewOrderRow => {
+    const at = new Date();
+    const id = `ord_lease${kind}${process.pid}x${++n}`;
+    return {
+      id,
+      orgId,
+      agentId,
+      mode: "payload",
+      marketId: "1234",
+      conditionId: "0xc0",
+      side: "buy",
+      sizeUnits: 10_000_000n,
+      price: "0.5",
+      notionalUnits: 5_000_000n,
+      orderType: "GTC",
+      expiration: "0",
+      status: "awaiting_signature",
+      orderHash: `0x${"cd".repeat(32)}`,
+      typedData: null,
+      signatureDeadline: null,
+      venueOrderId: null,
+      clientOrderId: null,
+      decisionId: `dec_${id}`,
+      tradingDay: at.toISOString().slice(0, 10),
+      history: [{ status: "awaiting_signature", at: at.toISOString(), reason: "test" }],
+      createdAt: at,
+      updatedAt: at,
+      ...over,
+    };
+  };
+  const decision = (o: NewOrderRow) => ({ id: o.decisionId!, orgId, agentId, approved: true, intent: {}, failures: [], checks: [], orderId: o.id, createdAt: o.createdAt! });
+  const exists = async (id: string) => (await database.db.select({ id: orders.id }).from(orders).where(eq(orders.id, id))).length === 1;
+
+  test("free → taken; refused while its owner lives; handed over on request; taken once lapsed; stale writes change nothing", async () => {
+    const one = holder("one");
+    const two = holder("two");
+    const repo = new OrderRepository(database.db, { maxInFlight: 1, run: database.run });
+    const store = new DbAgentStore(database.db);
+
+    const first = await one.acquire(agentId, { waitMs: 0, ask: false });
+    expect(first).not.toBeNull();
+    // Another holder does not get it while the first renews it, without asking or within a short wait.
+    expect(await two.acquire(agentId, { waitMs: 0, ask: false })).toBeNull();
+
+    // Writes under the first lease go through.
+    const ok = order();
+    await repo.fenced(first!).insert(ok, decision(ok));
+    expect(await exists(ok.id)).toBe(true);
+
+    // Released on request: the second takes it at once, with the next epoch.
+    const released = one.release(first!);
+    const second = await two.acquire(agentId, { waitMs: 2000, ask: true });
+    await released;
+    expect(second?.epoch).toBe(first!.epoch + 1);
+
+    // The first lease's writes are refused now: insert, status change, the agent store's writes.
+    const stale = order();
+    await expect(repo.fenced(first!).insert(stale, decision(stale))).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await exists(stale.id)).toBe(false);
+    await expect(repo.fenced(first!).transition(ok.id, ["awaiting_signature"], "cancelled", "stale")).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await repo.get(ok.id))?.status).toBe("awaiting_signature");
+    const limitsBefore = (await database.db.select({ limits: agents.limits }).from(agents).where(eq(agents.id, agentId)))[0].limits;
+    await expect(store.fenced(first!).saveLimits(agentId, { ...(limitsBefore as any), daily_volume_usdc: 1 })).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await database.db.select({ limits: agents.limits }).from(agents).where(eq(agents.id, agentId)))[0].limits).toEqual(limitsBefore);
+
+    // In one batch with a current write, only the stale one fails (the batch is retried row by row).
+    const mixedStale = order();
+    const mixedOk = order();
+    const results = await Promise.allSettled([
+      repo.fenced(first!).insert(mixedStale, decision(mixedStale)),
+      repo.fenced(second!).insert(mixedOk, decision(mixedOk)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "fulfilled"]);
+    expect([await exists(mixedStale.id), await exists(mixedOk.id)]).toEqual([false, true]);
+
+    // The second holder stops renewing (stopped): its lease lapses and the first takes it over.
+    await two.stop();
+    const third = await one.acquire(agentId, { waitMs: 3000, ask: true });
+    expect(third?.epoch).toBe(second!.epoch + 1);
+    const late = order();
+    await expect(repo.fenced(second!).insert(late, decision(late))).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await exists(late.id)).toBe(false);
+    await one.release(third!);
+  });
+
+  test("a holder whose lease was taken over while it did not renew (a paused process) learns it at its next renewal", async () => {
+    const one = holder("one", 300);
+    const two = holder("two", 300);
+    const lease = await one.acquire(agentId, { waitMs: 1000, ask: false });
+    expect(lease).not.toBeNull();
+    // The first stops renewing (its timer held back, as in a paused process): the second takes it once lapsed.
+    const internals = one as unknown as { timer: ReturnType<typeof setInterval>; renew(): Promise<void> };
+    clearInterval(internals.timer);
+    const taken = await two.acquire(agentId, { waitMs: 2000, ask: true });
+    expect(taken?.epoch).toBe(lease!.epoch + 1);
+    lostAt.one.length = 0;
+    await internals.renew();
+    expect(lease!.lost).toBe(true);
+    expect(lostAt.one).toEqual([agentId]);
+    expect(one.holds(agentId)).toBe(false);
+    await two.release(taken!);
+  });
+});
