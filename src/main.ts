@@ -101,7 +101,7 @@ async function main() {
   // (the original outcome, or the request runs once) instead of answering 409 for a day.
   // Only this instance's own (an earlier run under the same INSTANCE_ID) and dead instances' records:
   // a live instance's requests in progress are its own.
-  const interrupted = await services.idempotency.interruptInFlight({ startup: true });
+  const interrupted = await services.idempotency.interruptInFlight({ startup: true, sole: database.kind === "pglite" });
   if (interrupted) logger.warn("idempotency keys interrupted by the last stop", { count: interrupted });
   // The paper venue's books are in memory: the orders resting on it before this start rest again,
   // before the server takes requests and before reconciliation reads the venue.

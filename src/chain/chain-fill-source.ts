@@ -116,6 +116,8 @@ export class ChainFillSource {
     if (!this.stopped) return;
     this.stopped = false;
     this.state = "starting";
+    // The cursor is read from the database at each start: another instance may have moved it meanwhile.
+    this.cursor = null;
     const poll = setInterval(() => void this.pollHead(), this.pollMs);
     const catchUp = setInterval(() => void this.sync(), this.catchUpEveryMs);
     for (const t of [poll, catchUp]) (t as { unref?: () => void }).unref?.();
@@ -130,8 +132,6 @@ export class ChainFillSource {
     this.timers = [];
     this.again = false;
     await this.running?.catch(() => undefined);
-    // Read from the database again at the next start: another instance may have moved it meanwhile.
-    this.cursor = null;
     this.state = "stopped";
   }
 

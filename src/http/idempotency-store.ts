@@ -77,7 +77,13 @@ export class IdempotencyStore {
    * it), by no instance (before leases), or by one whose `service_instances` row lapsed. Records of
    * instances alive are left alone. Returns how many were marked.
    */
-  async interruptInFlight(opts: { startup: boolean } = { startup: true }): Promise<number> {
+  async interruptInFlight(opts: { startup: boolean; sole?: boolean } = { startup: true }): Promise<number> {
+    // The only process on its database (PGlite's data-directory lock): every record in progress at
+    // start-up is a dead process's, whatever instance name it ran under (the default name has the pid).
+    if (opts.startup && opts.sole) {
+      const rows = await this.db.update(idempotencyKeys).set({ status: INTERRUPTED }).where(eq(idempotencyKeys.status, IN_PROGRESS)).returning({ key: idempotencyKeys.key });
+      return rows.length;
+    }
     const alive = this.db.select({ id: serviceInstances.id }).from(serviceInstances).where(sql`${serviceInstances.expiresAt} > clock_timestamp()`);
     const rows = await this.db
       .update(idempotencyKeys)

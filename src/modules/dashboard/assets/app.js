@@ -103,6 +103,12 @@ function signOut(message) {
 }
 
 function start() {
+  // Nothing of an earlier sign-in's key is shown for this one (its firm controls, above all).
+  state.firm = null;
+  state.firmResult = null;
+  state.rendered.clear();
+  $("firm-controls").replaceChildren();
+  $("agents-list").replaceChildren();
   $("sign-in").hidden = true;
   $("signed-in").hidden = false;
   $("sign-out").hidden = false;
