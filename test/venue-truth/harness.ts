@@ -91,6 +91,8 @@ export function startBroker(w: World, db: ServiceDb): Promise<ServiceProcess> {
       CHAIN_CONFIRMATIONS: String(CONF),
       CHAIN_POLL_MS: String(POLL_MS),
       SEAL_SECRET_KEY: SEAL,
+      // The sink's "venue report delivered" lines (what the actor made of each report).
+      LOG_LEVEL: "debug",
     },
     60_000,
   );
@@ -167,7 +169,7 @@ export class Api {
   }
 }
 
-/** The order events of one agent's SSE stream (GET /v1/events), as they come. */
+/** The events of one agent's SSE stream (GET /v1/events, from its first event), as they come. */
 export class EventStream {
   readonly events: { id: number; type: string; data: any }[] = [];
   private readonly abort = new AbortController();
@@ -175,7 +177,7 @@ export class EventStream {
 
   constructor(api: Api, agentId: string) {
     this.done = (async () => {
-      const res = await fetch(`${api.url}/v1/events?agent_id=${agentId}`, { headers: { "x-api-key": api.key }, signal: this.abort.signal });
+      const res = await fetch(`${api.url}/v1/events?agent_id=${agentId}&after=0`, { headers: { "x-api-key": api.key }, signal: this.abort.signal });
       expect(res.status).toBe(200);
       const reader = res.body!.getReader();
       const decoder = new TextDecoder();
