@@ -8,6 +8,7 @@
  * TEST_DATABASE_URL, PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { OrderType, Side } from "@polymarket/clob-client-v2";
 import { nextStatus } from "../../src/domain/order-lifecycle.ts";
 import type { ServiceProcess } from "../support/service-process.ts";
 import {
@@ -27,6 +28,7 @@ import {
   startBroker,
   startWorld,
   stopWorld,
+  submitSigned,
   venueAuth,
   type World,
   YES,
@@ -254,6 +256,54 @@ for (const kind of kinds) {
       const agent = await api.agent(agentId);
       expect(agent.daily_volume.used_usdc).toBe(7.35);
       expect(await api.positions(agentId)).toEqual([expect.objectContaining({ shares: "6", cost_usdc: "2.94" })]);
+    }, 60_000);
+
+    test("a taker order filled by its placement: the chain's fill of it counts once beside the placement's answer; sells are checked against the position", async () => {
+      const owner = await newTrader(w.sim);
+      const agentId = await payloadAgent(api, owner);
+      const events = stream(agentId);
+      // 5 USDC at 0.50 crosses the book's ask at 0.50: matched at once (10 shares).
+      const intent = await api.call("POST", "/v1/orders/intent", { agent_id: agentId, market_id: YES, side: "buy", size_usdc: 5, price: 0.5 });
+      expect(intent.status).toBe(201);
+      const submitted = await submitSigned(api, owner, intent.body);
+      expect(submitted.status).toBe(200);
+      expect(submitted.body.status).toBe("filled");
+      const orderId = intent.body.order_id;
+      await w.anvil.mine(CONF - 1);
+      const confirmed = await api.waitOrder(orderId, "its chain fill confirmed", (o) => o.fills?.some((f: any) => f.status === "confirmed"), 5000);
+      expect(confirmed.order).toMatchObject({ status: "filled", filled_usdc: 5, filled_shares: 10 });
+      expect(confirmed.order.fills).toEqual([expect.objectContaining({ source: "chain", shares: "10", usdc: "5", price: "0.5", status: "confirmed" })]);
+      const agent = await api.agent(agentId);
+      expect(agent.daily_volume.used_usdc).toBe(5);
+      expect(agent.open_orders).toBe(0);
+      expect(await api.positions(agentId)).toEqual([expect.objectContaining({ token_id: YES, shares: "10", avg_price: "0.5", cost_usdc: "5" })]);
+      await events.waitFor("the confirmed fill", () => events.fillsOf(orderId).find((e) => e.data.fill.status === "confirmed"));
+      // The agent holds 10 shares: a sell of 11 is refused (insufficient_position), one of 10 approved.
+      const tooMany = await api.call("POST", "/v1/orders/intent", { agent_id: agentId, market_id: YES, side: "sell", size_usdc: 5.5, price: 0.5 });
+      if (tooMany.status === 500) console.log(svc.lines.filter((l) => l.includes('"error"')).slice(-5).join("\n"));
+      expect(tooMany.status).toBe(422);
+      expect(tooMany.body.failures.map((f: any) => f.code)).toContain("insufficient_position");
+      const ten = await api.call("POST", "/v1/orders/intent", { agent_id: agentId, market_id: YES, side: "sell", size_usdc: 5, price: 0.5 });
+      expect(ten.status).toBe(201);
+      expect(ten.body.status).toBe("awaiting_signature");
+    }, 60_000);
+
+    test("shares the wallet bought outside the service (its on-chain balance, no fills here) may be sold", async () => {
+      const owner = await newTrader(w.sim);
+      const agentId = await payloadAgent(api, owner);
+      // Before: nothing held, a sell is refused.
+      const before = await api.call("POST", "/v1/orders/intent", { agent_id: agentId, market_id: YES, side: "sell", size_usdc: 5, price: 0.5 });
+      expect(before.status).toBe(422);
+      expect(before.body.failures.map((f: any) => f.code)).toContain("insufficient_position");
+      // The owner buys 10 shares at the venue directly with the official client.
+      const bought: any = await owner.client.postOrder(await owner.client.createOrder({ tokenID: YES, price: 0.5, size: 10, side: Side.BUY }), OrderType.FAK);
+      expect(bought).toMatchObject({ success: true, status: "matched" });
+      expect(await api.positions(agentId)).toEqual([]);
+      const sell = await api.call("POST", "/v1/orders/intent", { agent_id: agentId, market_id: YES, side: "sell", size_usdc: 5, price: 0.5 });
+      expect(sell.status).toBe(201);
+      const tooMany = await api.call("POST", "/v1/orders/intent", { agent_id: agentId, market_id: YES, side: "sell", size_usdc: 5.5, price: 0.5 });
+      expect(tooMany.status).toBe(422);
+      expect(tooMany.body.failures.map((f: any) => f.code)).toContain("insufficient_position");
     }, 60_000);
   });
 }

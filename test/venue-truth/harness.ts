@@ -264,14 +264,19 @@ export async function delegatedAgent(api: Api, sim: VenueSim): Promise<{ agentId
 export async function restPayloadBuy(api: Api, owner: Trader, agentId: string, sizeUsdc = 4.9, price = 0.49): Promise<{ orderId: string; orderHash: string }> {
   const intent = await api.call("POST", "/v1/orders/intent", { agent_id: agentId, market_id: YES, side: "buy", size_usdc: sizeUsdc, price });
   expect(intent.status).toBe(201);
-  const m = intent.body.unsigned_order.message;
-  const signature = await privateKeyToAccount(owner.pk).signTypedData(intent.body.unsigned_order);
-  const body = orderToJsonV2({ ...m, side: m.side === 0 ? "BUY" : "SELL", expiration: intent.body.expiration, signature } as any, owner.creds.key, intent.body.order_type as OrderType);
-  const auth = await venueAuth(owner, { method: "POST", requestPath: "/order", body: JSON.stringify(body) });
-  const submitted = await api.call("POST", "/v1/orders/submit-signed", { order_id: intent.body.order_id, signature, venue_auth: auth });
+  const submitted = await submitSigned(api, owner, intent.body);
   expect(submitted.status).toBe(200);
   expect(submitted.body.status).toBe("open");
   return { orderId: intent.body.order_id, orderHash: intent.body.order_hash };
+}
+
+/** Signs an intent's unsigned order with viem and submits it with the owner's venue_auth over the official client's POST /order body. */
+export async function submitSigned(api: Api, owner: Trader, intent: any): Promise<Call> {
+  const m = intent.unsigned_order.message;
+  const signature = await privateKeyToAccount(owner.pk).signTypedData(intent.unsigned_order);
+  const body = orderToJsonV2({ ...m, side: m.side === 0 ? "BUY" : "SELL", expiration: intent.expiration, signature } as any, owner.creds.key, intent.order_type as OrderType);
+  const auth = await venueAuth(owner, { method: "POST", requestPath: "/order", body: JSON.stringify(body) });
+  return api.call("POST", "/v1/orders/submit-signed", { order_id: intent.order_id, signature, venue_auth: auth });
 }
 
 /** Delegated mode: the intent is placed by the service and rests (open). */
