@@ -142,5 +142,26 @@ for (const kind of kinds) {
       expect(await countEvents()).toBe(eventCount);
       expect(Number((await db.execute(`select count(*) as n from fills where order_id = '${orderId}'`))[0]!.n)).toBe(1);
     }, 120_000);
+
+    test("a fill mined before a stop and reorganised away while the service is down is taken back at the next start", async () => {
+      await start();
+      const owner = await newTrader(w.sim);
+      const agent = await payloadAgent(api, owner);
+      const { orderId: id } = await restPayloadBuy(api, owner, agent);
+      const snapshot = await w.anvil.rpc<string>("evm_snapshot");
+      const tx = await counterpartySells(w.sim, 10);
+      const mined = await api.waitOrder(id, "filled from the mined fill", (o) => o.fills?.length === 1, 5000);
+      expect(mined.order).toMatchObject({ status: "filled", fills: [expect.objectContaining({ tx_hash: tx, status: "mined" })] });
+      await stop();
+
+      expect(await w.anvil.rpc<boolean>("evm_revert", [snapshot])).toBe(true);
+      await w.anvil.mine(CONF + 2);
+      await start();
+      // The pending fill was stored with the cursor: found nowhere now, it is taken back (filled → open).
+      const back = await api.waitOrder(id, "open again", (o) => o.status === "open", 10_000);
+      expect(back.order).toMatchObject({ filled_usdc: 0, filled_shares: 0, fills: [expect.objectContaining({ tx_hash: tx, status: "failed" })] });
+      expect((await api.agent(agent)).open_orders).toBe(1);
+      expect(await api.positions(agent)).toEqual([]);
+    }, 120_000);
   });
 }
