@@ -104,6 +104,9 @@ export interface Call {
 }
 
 export class Api {
+  /** The service's log lines, for a failure's message. */
+  logs: () => string[] = () => [];
+
   constructor(
     public url: string,
     readonly key: string,
@@ -152,7 +155,10 @@ export class Api {
     for (;;) {
       const order = await this.order(id);
       if (ok(order)) return { order, at: Date.now() };
-      if (Date.now() > deadline) throw new Error(`order ${id}: not ${what} within ${timeoutMs} ms: ${JSON.stringify(order)}`);
+      if (Date.now() > deadline) {
+        const lines = this.logs().filter((l) => l.includes(id) || (order.order_hash && l.includes(order.order_hash)));
+        throw new Error(`order ${id}: not ${what} within ${timeoutMs} ms: ${JSON.stringify(order)}\n${lines.join("\n")}`);
+      }
       await Bun.sleep(50);
     }
   }
@@ -297,8 +303,12 @@ export async function counterpartySells(sim: VenueSim, shares: number): Promise<
 }
 
 /** The block of a transaction. */
-export async function blockOf(anvil: Anvil, txHash: string): Promise<bigint> {
-  const r = await anvil.rpc<{ blockNumber: string } | null>("eth_getTransactionReceipt", [txHash]);
-  if (!r) throw new Error(`no receipt for ${txHash}`);
-  return BigInt(r.blockNumber);
+export async function blockOf(anvil: Anvil, txHash: string, timeoutMs = 5000): Promise<bigint> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await anvil.rpc<{ blockNumber: string } | null>("eth_getTransactionReceipt", [txHash]);
+    if (r) return BigInt(r.blockNumber);
+    if (Date.now() > deadline) throw new Error(`no receipt for ${txHash} within ${timeoutMs} ms`);
+    await Bun.sleep(20);
+  }
 }
