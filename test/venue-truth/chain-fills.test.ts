@@ -259,6 +259,22 @@ for (const kind of kinds) {
       expect(await api.positions(agentId)).toEqual([expect.objectContaining({ shares: "6", cost_usdc: "2.94" })]);
     }, 60_000);
 
+    test("a delegated cancel of a partly filled order: cancelled, the part the chain reported kept once (not added to the venue's own count)", async () => {
+      const { agentId } = await delegatedAgent(api, w.sim);
+      const { orderId } = await restDelegatedBuy(api, agentId, 7.35);
+      await counterpartySells(w.sim, 6);
+      await w.anvil.mine(CONF - 1);
+      await api.waitOrder(orderId, "partly filled (confirmed)", (o) => o.fills?.[0]?.status === "confirmed", 5000);
+      const res = await api.call("DELETE", `/v1/orders/${orderId}`);
+      expect(res.status).toBe(200);
+      const order = await api.order(orderId);
+      expect(order).toMatchObject({ status: "cancelled", filled_usdc: 2.94, filled_shares: 6 });
+      const agent = await api.agent(agentId);
+      expect(agent.daily_volume.used_usdc).toBe(2.94);
+      expect(agent.open_orders).toBe(0);
+      expect(await api.positions(agentId)).toEqual([expect.objectContaining({ shares: "6", cost_usdc: "2.94" })]);
+    }, 60_000);
+
     test("a taker order filled by its placement: the chain's fill of it counts once beside the placement's answer; sells are checked against the position", async () => {
       const owner = await newTrader(w.sim);
       const agentId = await payloadAgent(api, owner);
