@@ -275,6 +275,31 @@ for (const kind of kinds) {
       expect(await api.positions(agentId)).toEqual([expect.objectContaining({ shares: "6", cost_usdc: "2.94" })]);
     }, 60_000);
 
+    test("a kill without venue_auth of a partly filled payload order keeps what the chain reported filled", async () => {
+      const owner = await newTrader(w.sim);
+      const agentId = await payloadAgent(api, owner);
+      const { orderId } = await restPayloadBuy(api, owner, agentId, 7.35);
+      await counterpartySells(w.sim, 6);
+      await w.anvil.mine(CONF - 1);
+      await api.waitOrder(orderId, "partly filled (confirmed)", (o) => o.fills?.[0]?.status === "confirmed", 5000);
+      const kill = await api.call("POST", `/v1/agents/${agentId}/kill`, {});
+      expect(kill.status).toBe(200);
+      // The service cannot cancel it (no owner's keys): failed and flagged, still resting at the venue.
+      const order = await api.order(orderId);
+      expect(order).toMatchObject({ status: "failed", flagged_for_review: true, filled_usdc: 2.94, filled_shares: 6 });
+      const agent = await api.agent(agentId);
+      expect(agent.daily_volume.used_usdc).toBe(7.35);
+      expect(await api.positions(agentId)).toEqual([expect.objectContaining({ shares: "6", cost_usdc: "2.94" })]);
+      // The rest fills later at the venue: the chain reports it and the order becomes filled (fill_complete from failed).
+      expect(nextStatus("failed", "fill_complete")).toBe("filled");
+      await counterpartySells(w.sim, 9);
+      await w.anvil.mine(CONF - 1);
+      const full = await api.waitOrder(orderId, "filled after the kill", (o) => o.status === "filled", 5000);
+      expect(full.order).toMatchObject({ filled_usdc: 7.35, filled_shares: 15 });
+      expect((await api.agent(agentId)).daily_volume.used_usdc).toBe(7.35);
+      expect(await api.positions(agentId)).toEqual([expect.objectContaining({ shares: "15", cost_usdc: "7.35" })]);
+    }, 60_000);
+
     test("a taker order filled by its placement: the chain's fill of it counts once beside the placement's answer; sells are checked against the position", async () => {
       const owner = await newTrader(w.sim);
       const agentId = await payloadAgent(api, owner);
