@@ -32,7 +32,7 @@ import { exposureModule } from "./modules/exposure/index.ts";
 import { ExposureService } from "./modules/exposure/service.ts";
 import { CredentialsService } from "./modules/credentials/service.ts";
 import { healthModule } from "./modules/health/index.ts";
-import { type ChainParts, createChain, loggingSink } from "./compose-chain.ts";
+import { balanceReaderOf, type ChainParts, createChain, loggingSink } from "./compose-chain.ts";
 import type { VenueReportSink } from "./domain/venue-report.ts";
 import { marketsModule } from "./modules/markets/index.ts";
 import { cancelAllModule, firmKillModule, killModule } from "./modules/kill/index.ts";
@@ -149,9 +149,7 @@ export function createServices(parts: {
     clock,
     sink: reportSinkOverride ?? { report: (r) => (actorSink ?? loggingSink(logger)).report(r) },
   });
-  const chainBalances = chain.balances;
-  const balances: PositionBalanceReader | undefined =
-    parts.balances ?? (chainBalances ? { heldShares: (wallet, tokenId) => chainBalances.readBalance(wallet, tokenId) } : undefined);
+  const balances = parts.balances ?? (chain.balances ? balanceReaderOf(chain.balances) : undefined);
   const metrics = createMetrics();
   const apiKeys = new ApiKeyService(database.db, clock);
   const orderEvent = (row: OrderRow) => ({ order: toOrderModel(row) });

@@ -4,6 +4,7 @@
  * Tokens balance reader; both null when CHAIN_RPC_URL is unset (the source is off).
  */
 import { createPublicClient, http } from "viem";
+import type { PositionBalanceReader } from "../actors/ports.ts";
 import { ChainFillSource } from "./chain/chain-fill-source.ts";
 import { ConditionalTokensBalances } from "./chain/conditional-tokens.ts";
 import type { Config } from "./config.ts";
@@ -39,6 +40,30 @@ export function createChain(parts: { config: Config; database: Database; logger:
       ...(chain.startBlock !== null ? { startBlock: chain.startBlock } : {}),
     }),
     balances: new ConditionalTokensBalances({ client, address: chain.conditionalTokens }),
+  };
+}
+
+/**
+ * The Conditional Tokens reader as the actors' `PositionBalanceReader` port (`heldShares`): the
+ * balance, or null when the chain does not answer or has not answered when `signal` aborts (an intent
+ * never waits for the chain longer than it waits for the venue).
+ */
+export function balanceReaderOf(reader: Pick<ConditionalTokensBalances, "readBalance">): PositionBalanceReader {
+  return {
+    heldShares(wallet, tokenId, opts) {
+      const signal = opts?.signal;
+      if (signal?.aborted) return Promise.resolve(null);
+      const read = reader.readBalance(wallet, tokenId).catch(() => null);
+      if (!signal) return read;
+      return new Promise((resolve) => {
+        const onAbort = () => resolve(null);
+        signal.addEventListener("abort", onAbort, { once: true });
+        void read.then((v) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(v);
+        });
+      });
+    },
   };
 }
 

@@ -260,6 +260,23 @@ export class FillStore {
     return rows.filter((r) => !(r.covers && r.sharesUnits === 0n));
   }
 
+  /**
+   * An order's row and its fills, oldest first, read in one snapshot (repeatable read), so that what
+   * the row says filled and the fills listed agree: read one after the other, a fill committed between
+   * the two reads showed in the list while the row did not count it yet (GET /v1/orders/{id}).
+   */
+  async orderWithFills(orderId: string): Promise<{ order: OrderRow; fills: FillRow[] } | null> {
+    return this.db.transaction(
+      async (tx) => {
+        const [order] = await tx.select().from(orders).where(eq(orders.id, orderId));
+        if (!order) return null;
+        const rows = await tx.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.at), asc(fills.id));
+        return { order, fills: rows };
+      },
+      { isolationLevel: "repeatable read", accessMode: "read only" },
+    );
+  }
+
   /** An agent's counted fills (not taken back), oldest first: its positions are made of them. */
   async countedFillsOfAgent(agentId: string): Promise<FillRow[]> {
     return this.db

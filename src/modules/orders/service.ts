@@ -18,7 +18,7 @@ import { unitsToNumber } from "../../domain/units.ts";
 import { refusalProblem } from "./refusal-problem.ts";
 
 export class OrderService {
-  constructor(private readonly deps: { agents: AgentService; repo: OrderRepository; logger: Logger; fills?: Pick<FillStore, "fillsOf"> }) {}
+  constructor(private readonly deps: { agents: AgentService; repo: OrderRepository; logger: Logger; fills?: Pick<FillStore, "orderWithFills"> }) {}
 
   /** An order the caller may see: 404 for unknown ids and other organizations, 403 for another agent's scoped key. */
   async visible(caller: Caller, id: string): Promise<OrderRow> {
@@ -29,10 +29,13 @@ export class OrderService {
   }
 
   async get(caller: Caller, id: string) {
-    const row = await this.visible(caller, id);
+    let row = await this.visible(caller, id);
+    if (!this.deps.fills) return toOrderDetail(row);
+    // The row and its fills from one snapshot: the filled amounts, the status and the fills agree.
+    const snapshot = await this.deps.fills.orderWithFills(row.id);
+    if (snapshot) row = snapshot.order;
     const view = toOrderDetail(row);
-    if (!this.deps.fills) return view;
-    const fills = await this.deps.fills.fillsOf(row.id);
+    const fills = snapshot?.fills ?? [];
     const counted = fills.filter((f) => f.status !== "failed");
     const shares = counted.reduce((sum, f) => sum + f.sharesUnits, 0n);
     return { ...view, filled_shares: unitsToNumber(shares), fills: fills.map(fillView) };
