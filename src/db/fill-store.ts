@@ -271,7 +271,8 @@ export class FillStore {
         const [order] = await tx.select().from(orders).where(eq(orders.id, orderId));
         if (!order) return null;
         const rows = await tx.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.at), asc(fills.id));
-        return { order, fills: rows };
+        // As fillsOf: a placement answer's fill wholly replaced by the sources' reports is left out.
+        return { order, fills: rows.filter((r) => !(r.covers && r.sharesUnits === 0n)) };
       },
       { isolationLevel: "repeatable read", accessMode: "read only" },
     );

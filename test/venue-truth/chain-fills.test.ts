@@ -248,14 +248,15 @@ for (const kind of kinds) {
       const order = await api.order(orderId);
       expect(order.filled_usdc).toBe(2.94);
       expect(order.filled_shares).toBe(6);
-      // The venue cancelled, but a payload order cannot be read at the venue without the owner's keys
-      // (the simulator answers 401): the table's cancel_unreadable, open → unknown, which keeps counting
-      // the whole notional; never "nothing filled". The fill the chain reported stays.
-      expect(nextStatus("open", "cancel_unreadable")).toBe("unknown");
-      expect(order.status).toBe("unknown");
+      // The venue answered that it cancelled the live order (docs/decisions.md, "a payload cancel the
+      // venue confirmed"): cancelled, keeping the part the chain reported (never "nothing filled"); the
+      // unfilled rest is released.
+      expect(nextStatus("open", "cancel_confirmed")).toBe("cancelled");
+      expect(order.status).toBe("cancelled");
       expect(order.fills).toEqual([expect.objectContaining({ source: "chain", shares: "6", status: "confirmed" })]);
       const agent = await api.agent(agentId);
-      expect(agent.daily_volume.used_usdc).toBe(7.35);
+      expect(agent.daily_volume.used_usdc).toBe(2.94);
+      expect(agent.open_orders).toBe(0);
       expect(await api.positions(agentId)).toEqual([expect.objectContaining({ shares: "6", cost_usdc: "2.94" })]);
     }, 60_000);
 

@@ -93,6 +93,8 @@ export function startBroker(w: World, db: ServiceDb): Promise<ServiceProcess> {
       SEAL_SECRET_KEY: SEAL,
       // The sink's "venue report delivered" lines (what the actor made of each report).
       LOG_LEVEL: "debug",
+      // The chain path alone: the user channel (which also reports delegated fills) is tested on its own.
+      VENUE_WS_URL: "off",
     },
     60_000,
   );
