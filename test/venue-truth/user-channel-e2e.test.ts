@@ -6,7 +6,8 @@
  *
  * - delegated: a resting order filled by a counterparty is `filled` within 2 s of the trade, with its
  *   fill (source user_channel, the trade id), an `order` event and the position;
- * - a partial fill, then the rest;
+ * - a partial fill, then the rest; a resting sell filled (the position shrinks);
+ * - a dropped user channel: the reconnect's REST catch-up repairs a fill and a cancel made meanwhile;
  * - a cancel done at the venue by the owner → `cancelled`, its open-order slot released; a GTD order
  *   expiring at the venue → `expired`;
  * - a trade the venue marks FAILED → the fill is taken back;
@@ -16,7 +17,7 @@
  *   market channel makes books stale (GET /book again) and they recover.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ClobClient, createL2Headers, OrderType, orderToJsonV2 } from "@polymarket/clob-client-v2";
+import { ClobClient, createL2Headers, OrderType, orderToJsonV2, Side } from "@polymarket/clob-client-v2";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import { officialSigner } from "../support/official-client.ts";
@@ -169,6 +170,46 @@ for (const kind of KINDS) {
       const positions = await call(svc.url, key, "GET", `/v1/agents/${agent}/positions`);
       expect(positions.body.positions[0]).toMatchObject({ shares: "30", cost_usdc: "14.7" });
     });
+
+    test("a resting sell filled by a counterparty's buy takes its shares out of the position", async () => {
+      const r = await call(svc.url, key, "POST", "/v1/orders/intent", { agent_id: agent, market_id: TOKEN, side: "sell", size_usdc: 4.9, price: 0.49 });
+      expect({ status: r.status, body: r.status === 201 ? null : r.body }).toMatchObject({ status: 201 });
+      expect(r.body.status).toBe("open");
+      const buy = await bob.client.createOrder({ tokenID: TOKEN, price: 0.49, size: 10, side: Side.BUY });
+      expect(((await bob.client.postOrder(buy, OrderType.FAK)) as any).success).toBe(true);
+      const sold = await until("the sell filled", async () => {
+        const o = await order(r.body.order_id);
+        return o.status === "filled" ? o : null;
+      }, 2000, 10);
+      expect(sold).toMatchObject({ filled_shares: 10, filled_usdc: 4.9 });
+      expect(sold.fills[0]).toMatchObject({ source: "user_channel", shares: "10" });
+      const positions = await call(svc.url, key, "GET", `/v1/agents/${agent}/positions`);
+      expect(positions.body.positions[0]).toMatchObject({ shares: "20", cost_usdc: "9.8", realized_pnl_usdc: "0" });
+    });
+
+    test("after the user channel drops, the reconnect's REST catch-up finds the fill and the cancel made meanwhile", async () => {
+      const toFill = await restingBuy(0.49, 2.45); // 5 shares
+      const toCancel = await restingBuy(0.42, 3);
+      expect((await simPost(sim, "/_sim/faults", { ws_refuse_ratio: 1 })).status).toBe(200);
+      try {
+        const dropped = (await (await simPost(sim, "/_sim/ws/drop", { channel: "user" })).json()) as { dropped: number };
+        expect(dropped.dropped).toBeGreaterThanOrEqual(1);
+        await sells(bob, 0.49, 5);
+        await alice.client.cancelOrder({ orderID: toCancel.venue_order_id });
+        await Bun.sleep(300);
+        expect((await order(toFill.order_id)).status).toBe("open");
+        expect((await order(toCancel.order_id)).status).toBe("open");
+      } finally {
+        await simPost(sim, "/_sim/faults", { ws_refuse_ratio: 0 });
+      }
+      const filled = await until("filled after the reconnect", async () => {
+        const o = await order(toFill.order_id);
+        return o.status === "filled" ? o : null;
+      }, 10_000);
+      expect(filled).toMatchObject({ filled_shares: 5, filled_usdc: 2.45 });
+      expect(filled.fills).toHaveLength(1);
+      await until("cancelled after the reconnect", async () => (await order(toCancel.order_id)).status === "cancelled", 10_000);
+    }, 30_000);
 
     test("a cancel at the venue by the owner (official client) cancels the order here and releases its open-order slot", async () => {
       // An agent with room for one open order.
