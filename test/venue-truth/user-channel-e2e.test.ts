@@ -278,6 +278,53 @@ for (const kind of KINDS) {
       expect(cancelled.filled_usdc).toBe(0);
     }, 60_000);
 
+    test("a crash (SIGKILL) after venue changes: the restart's catch-up repairs them", async () => {
+      const toFill = await restingBuy(0.49, 5.88); // 12 shares
+      const toCancel = await restingBuy(0.42, 3);
+      svc.signal("SIGKILL");
+      await svc.exited;
+      await sells(bob, 0.49, 5); // a partial fill, 5 of 12
+      await alice.client.cancelOrder({ orderID: toCancel.venue_order_id });
+      const before = await simStats(sim);
+      svc = await startClobService(sim, home);
+      await untilFollowed(sim, before, 15_000);
+      const part = await until("the partial fill after the restart", async () => {
+        const o = await order(toFill.order_id);
+        return o.filled_shares === 5 ? o : null;
+      }, 10_000);
+      expect(part).toMatchObject({ status: "open", filled_usdc: 2.45 });
+      await until("cancelled after the restart", async () => (await order(toCancel.order_id)).status === "cancelled", 10_000);
+      // The rest fills on the live channel.
+      await sells(bob, 0.49, 7);
+      await until("filled", async () => (await order(toFill.order_id)).status === "filled", 2000, 10);
+      expect((await order(toFill.order_id)).fills).toHaveLength(2);
+    }, 60_000);
+
+    test("cancels and kills keep what filled: a service cancel and a kill of partly filled orders", async () => {
+      const before = await simStats(sim);
+      const owner = await traderOf(sim, generatePrivateKey());
+      const other = await delegatedAgent(svc.url, key, owner);
+      await untilFollowed(sim, before);
+      const a = await restingBuy(0.49, 9.8, {}, other); // 20 shares
+      await sells(bob, 0.49, 6);
+      await until("partly filled", async () => (await order(a.order_id)).filled_shares === 6, 2000, 10);
+      const cancelled = await call(svc.url, key, "DELETE", `/v1/orders/${a.order_id}`);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toMatchObject({ status: "cancelled", filled_usdc: 2.94 });
+      const b = await restingBuy(0.49, 9.8, {}, other);
+      await sells(bob, 0.49, 8);
+      await until("partly filled", async () => (await order(b.order_id)).filled_shares === 8, 2000, 10);
+      const killed = await call(svc.url, key, "POST", `/v1/agents/${other}/kill`, { reason: "test" });
+      expect(killed.status).toBe(200);
+      expect(killed.body.cancelled).toEqual([b.order_id]);
+      expect(await order(b.order_id)).toMatchObject({ status: "cancelled", filled_usdc: 3.92, filled_shares: 8 });
+      const positions = await call(svc.url, key, "GET", `/v1/agents/${other}/positions`);
+      expect(positions.body.positions[0]).toMatchObject({ shares: "14", cost_usdc: "6.86" });
+      const agentView = (await call(svc.url, key, "GET", `/v1/agents/${other}`)).body;
+      expect(agentView.daily_volume.used_usdc).toBeCloseTo(6.86, 6);
+      expect(agentView.open_orders).toBe(0);
+    }, 30_000);
+
     test("market channel: steady-state payload intents read no GET /book at 50 ms latency; a dropped channel makes books stale, then they recover", async () => {
       const a = await call(svc.url, key, "POST", "/v1/agents", { wallet_address: privateKeyToAccount(generatePrivateKey()).address, limits: OPEN_LIMITS });
       expect(a.status).toBe(201);
