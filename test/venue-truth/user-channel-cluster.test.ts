@@ -35,7 +35,7 @@ run("venue reports across two instances on one PostgreSQL", () => {
   const roles = async (): Promise<[ServiceProcess, ServiceProcess]> => {
     const rows = await db`select owner from agent_leases where agent_id = 'job:user_channel' and expires_at > now()`;
     const owner = rows[0]?.owner as string | undefined;
-    expect(ids).toContain(owner);
+    expect(ids).toContain(owner!);
     const f = ids.indexOf(owner!);
     return [procs[f], procs[1 - f]];
   };
@@ -101,5 +101,31 @@ run("venue reports across two instances on one PostgreSQL", () => {
     const resting = await place(0.45, 4.5);
     await alice.client.cancelOrder({ orderID: resting.venue_order_id });
     await until("cancelled", async () => (await call(owner.url, key, "GET", `/v1/orders/${resting.order_id}`)).body.status === "cancelled", 2000, 10);
+  }, 60_000);
+
+  test("the owner dies (SIGKILL) just before a fill: the follower's report still reaches an actor and the order is filled", async () => {
+    const [follower, owner] = await roles();
+    const alice: Trader = await traderOf(sim, generatePrivateKey());
+    const bob: Trader = await traderOf(sim, generatePrivateKey());
+    const before = await simStats(sim);
+    const agent = await delegatedAgent(owner.url, key, alice);
+    await untilFollowed(sim, before);
+    const r = await call(owner.url, key, "POST", "/v1/orders/intent", { agent_id: agent, market_id: TOKEN, side: "buy", size_usdc: 4.9, price: 0.49 });
+    expect(r.status).toBe(201);
+    expect((await db`select owner from agent_leases where agent_id = ${agent} and expires_at > now()`)[0]?.owner).toBe(ids[procs.indexOf(owner)]);
+    owner.signal("SIGKILL");
+    await owner.exited;
+    // Within the dead owner's lease: the report is published to an instance that no longer listens.
+    const tradedAt = await sells(bob, 0.49, 10);
+    await until("filled through the surviving instance", async () => (await call(follower.url, key, "GET", `/v1/orders/${r.body.order_id}`)).body?.status === "filled", 10_000, 50);
+    const tookMs = Date.now() - tradedAt;
+    const o = (await call(follower.url, key, "GET", `/v1/orders/${r.body.order_id}`)).body;
+    expect(o).toMatchObject({ filled_shares: 10, filled_usdc: 4.9 });
+    expect(o.fills).toHaveLength(1);
+    expect((await db`select count(*)::int as n from fills where order_id = ${r.body.order_id}`)[0].n).toBe(1);
+    // Within the lease's time to live (1.5 s) plus a renewal and a delivery.
+    expect(tookMs).toBeLessThan(5000);
+    // The dead instance is replaced for the next test.
+    procs[procs.indexOf(owner)] = await start(ids[procs.indexOf(owner)]);
   }, 60_000);
 });
