@@ -128,4 +128,26 @@ run("venue reports across two instances on one PostgreSQL", () => {
     // The dead instance is replaced for the next test.
     procs[procs.indexOf(owner)] = await start(ids[procs.indexOf(owner)]);
   }, 60_000);
+
+  test("the user channel's follower dies (SIGKILL): the other instance takes job:user_channel and its catch-up finds the fill made meanwhile", async () => {
+    const [follower, owner] = await roles();
+    const alice: Trader = await traderOf(sim, generatePrivateKey());
+    const bob: Trader = await traderOf(sim, generatePrivateKey());
+    const before = await simStats(sim);
+    const agent = await delegatedAgent(owner.url, key, alice);
+    await untilFollowed(sim, before);
+    const r = await call(owner.url, key, "POST", "/v1/orders/intent", { agent_id: agent, market_id: TOKEN, side: "buy", size_usdc: 4.9, price: 0.49 });
+    expect(r.status).toBe(201);
+    follower.signal("SIGKILL");
+    await follower.exited;
+    await sells(bob, 0.49, 10);
+    await until("filled through the remaining instance's user channel", async () => (await call(owner.url, key, "GET", `/v1/orders/${r.body.order_id}`)).body?.status === "filled", 15_000, 100);
+    const rows = await db`select owner from agent_leases where agent_id = 'job:user_channel' and expires_at > now()`;
+    expect(rows[0]?.owner).toBe(ids[procs.indexOf(owner)]);
+    const o = (await call(owner.url, key, "GET", `/v1/orders/${r.body.order_id}`)).body;
+    expect(o).toMatchObject({ filled_shares: 10, filled_usdc: 4.9 });
+    expect(o.fills).toHaveLength(1);
+    expect((await db`select count(*)::int as n from fills where order_id = ${r.body.order_id}`)[0].n).toBe(1);
+    procs[procs.indexOf(follower)] = await start(ids[procs.indexOf(follower)]);
+  }, 60_000);
 });
