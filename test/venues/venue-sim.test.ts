@@ -526,7 +526,7 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
     const { venue: v, seen } = stub(() => j({ success: true, errorMsg: "", orderID: "0xabc", status: "live", makingAmount: "0", takingAmount: "0" }));
     const auth = { address: ALICE, api_key: "uuid-key", passphrase: "pp", timestamp: "1713398400", signature: "c2ln" };
     const r = await v.postSignedOrder({ order, signature: SIG, order_type: "GTC", expiration: "0", venue_auth: auth });
-    expect(r).toEqual({ ok: true, venue_order_id: "0xabc", status: "live", filled_usdc: "0" });
+    expect(r).toEqual({ ok: true, venue_order_id: "0xabc", status: "live", filled_usdc: "0", filled_shares: "0" });
     expect(seen[0].url).toBe("https://clob.example/order");
     expect(seen[0].method).toBe("POST");
     expect(seen[0].body).toBe(
@@ -551,7 +551,7 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
   test("delegated orders are signed here with L2 headers over the exact body", async () => {
     const { venue: v, seen } = stub(() => j({ success: true, errorMsg: "", orderID: "0xdef", status: "matched", makingAmount: "5.2", takingAmount: "10" }));
     const r = await v.placeDelegatedOrder({ credentials: BOTH, client_order_id: "ord_1", order, order_type: "FOK", expiration: "0" });
-    expect(r).toEqual({ ok: true, venue_order_id: "0xdef", status: "matched", filled_usdc: "5.2" });
+    expect(r).toEqual({ ok: true, venue_order_id: "0xdef", status: "matched", filled_usdc: "5.2", filled_shares: "10" });
     const h = seen[0].headers;
     expect(JSON.parse(seen[0].body!).order.signature).toBe("");
     expect(h.poly_signature).toBe(buildL2Signature({ secret: BOTH.api_secret, timestamp: h.poly_timestamp, method: "POST", path: "/order", body: seen[0].body }));
