@@ -346,6 +346,13 @@ for (const kind of KINDS) {
         expect((after["GET /book"] ?? 0) - (before["GET /book"] ?? 0)).toBe(0);
         took.sort((x, y) => x - y);
         expect(took[10]).toBeLessThan(50); // no venue round trip in an intent
+        // Delegated intents too: the placement is their one venue call.
+        const d0 = await simStats(sim);
+        for (let i = 0; i < 5; i++) await restingBuy(0.42, 3);
+        const d1 = await simStats(sim);
+        const delta = (route: string) => (d1[route] ?? 0) - (d0[route] ?? 0);
+        expect(delta("GET /book")).toBe(0);
+        expect(delta("POST /order")).toBe(5);
 
         // The market channel drops and cannot reconnect: the books are stale, intents read GET /book.
         await simPost(sim, "/_sim/faults", { ws_refuse_ratio: 1 });
