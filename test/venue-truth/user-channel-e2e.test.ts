@@ -239,15 +239,18 @@ for (const kind of KINDS) {
       expect((await simPost(sim, "/_sim/faults", { trade_fail_ratio: 1, trade_mine_ms: 300 })).status).toBe(200);
       try {
         const placed = await restingBuy(0.49, 2.94); // 6 shares
-        const before = (await call(svc.url, key, "GET", `/v1/agents/${agent}/positions`)).body.positions[0].shares;
+        const held = async () => ((await call(svc.url, key, "GET", `/v1/agents/${agent}/positions`)).body.positions[0]?.shares ?? "0") as string;
+        const before = await held();
         await sells(bob, 0.49, 6);
         const back = await until("the fill taken back", async () => {
           const o = await order(placed.order_id);
           return o.fills.length === 1 && o.fills[0].status === "failed" ? o : null;
         }, 5000);
         expect(back).toMatchObject({ status: "open", filled_usdc: 0, filled_shares: 0 });
-        const positions = await call(svc.url, key, "GET", `/v1/agents/${agent}/positions`);
-        expect(positions.body.positions[0].shares).toBe(before);
+        // The event stream reports the take-back.
+        const event = await eventMatching(svc.url, key, agent, (e) => e.type === "order" && e.data?.order?.id === placed.order_id && e.data?.fill?.status === "failed");
+        expect(event.data.fill.trade_id).toBe(back.fills[0].trade_id);
+        expect(await held()).toBe(before);
         await alice.client.cancelOrder({ orderID: placed.venue_order_id }).catch(() => undefined);
       } finally {
         await simPost(sim, "/_sim/faults", { trade_fail_ratio: 0, trade_mine_ms: 0 });
@@ -298,6 +301,23 @@ for (const kind of KINDS) {
       await sells(bob, 0.49, 7);
       await until("filled", async () => (await order(toFill.order_id)).status === "filled", 2000, 10);
       expect((await order(toFill.order_id)).fills).toHaveLength(2);
+    }, 60_000);
+
+    test("a restart after an order was partly filled and then cancelled at the venue: cancelled, with what filled", async () => {
+      const placed = await restingBuy(0.49, 7.35); // 15 shares
+      expect(await svc.stop()).toBe(0);
+      await sells(bob, 0.49, 6);
+      await alice.client.cancelOrder({ orderID: placed.venue_order_id });
+      const before = await simStats(sim);
+      svc = await startClobService(sim, home);
+      await untilFollowed(sim, before, 15_000);
+      const o = await until("cancelled with its fill", async () => {
+        const x = await order(placed.order_id);
+        return x.status === "cancelled" && x.filled_shares === 6 ? x : null;
+      }, 10_000);
+      expect(o).toMatchObject({ filled_usdc: 2.94 });
+      expect(o.fills).toHaveLength(1);
+      expect(o.fills[0].trade_id).toBeTruthy();
     }, 60_000);
 
     test("cancels and kills keep what filled: a service cancel and a kill of partly filled orders", async () => {
