@@ -551,6 +551,7 @@ describe("ClobVenue against Polymarket-shaped answers (stub fetch)", () => {
   test("delegated orders are signed here with L2 headers over the exact body", async () => {
     const { venue: v, seen } = stub(() => j({ success: true, errorMsg: "", orderID: "0xdef", status: "matched", makingAmount: "5.2", takingAmount: "10" }));
     const r = await v.placeDelegatedOrder({ credentials: BOTH, client_order_id: "ord_1", order, order_type: "FOK", expiration: "0" });
+    // A buy's making amount is the USDC paid, its taking amount the shares bought.
     expect(r).toEqual({ ok: true, venue_order_id: "0xdef", status: "matched", filled_usdc: "5.2", filled_shares: "10" });
     const h = seen[0].headers;
     expect(JSON.parse(seen[0].body!).order.signature).toBe("");

@@ -119,7 +119,11 @@ export class ActorVenueReportSink implements VenueReportSink {
           return "forwarded";
         }
         if (!actor) return "unknown_order";
-        return await actor.venueReport(order.id, r);
+        const result = await actor.venueReport(order.id, r);
+        if (this.deps.logger.isEnabled("debug")) {
+          this.deps.logger.debug("venue report delivered", { kind: r.kind, source: r.source, order_id: order.id, fill_key: "fillKey" in r ? r.fillKey : null, result });
+        }
+        return result;
       }
     } catch (error) {
       this.deps.logger.error("venue report could not be applied", { kind: r.kind, source: r.source, error });
