@@ -3,10 +3,7 @@ import { createApp, createServices } from "./app.ts";
 import { startJobs } from "./jobs.ts";
 import { startVenueSources } from "./venue-sources.ts";
 import { sql } from "drizzle-orm";
-import { decodeReport, encodeReport } from "./modules/orders/venue-report-sink.ts";
-
-/** The PostgreSQL NOTIFY channel of venue reports forwarded to the instance owning the agent. */
-const VENUE_REPORT_CHANNEL = "venue_report";
+import { NotifyReportForwarding, VENUE_REPORT_ACK_CHANNEL, VENUE_REPORT_CHANNEL } from "./modules/orders/venue-report-forwarding.ts";
 import { restorePaperOrders } from "./restore-paper-orders.ts";
 import { assertSignatureBackend } from "./eip712/secp256k1.ts";
 import { installShutdown } from "./shutdown.ts";
@@ -82,17 +79,25 @@ async function main() {
   await services.leases.start({ sole: database.kind === "pglite" });
   // Several instances: a venue report about an agent another instance owns is published to it, and
   // one this instance owns is delivered here (docs/decisions.md "Venue reports across instances").
+  // The owner acknowledges each report it applied; one not acknowledged (an owner that died holding its
+  // lease) is published again until the lease lapses and the actor is taken here.
   let stopForwarding: (() => Promise<void>) | null = null;
   if (database.kind !== "pglite" && database.listen) {
-    stopForwarding = await database.listen(VENUE_REPORT_CHANNEL, (payload) => {
-      const m = decodeReport(payload);
-      if (m && services.leases.holds(m.agentId)) void services.venueReports.deliver(m.r);
-    });
-    services.venueReports.setForwarding({
-      publish: async (agentId, r) => {
-        await database.db.execute(sql`select pg_notify(${VENUE_REPORT_CHANNEL}, ${encodeReport(agentId, r)})`);
+    const forwarding = new NotifyReportForwarding({
+      notify: async (channel, payload) => {
+        await database.db.execute(sql`select pg_notify(${channel}, ${payload})`);
       },
+      holds: (agentId) => services.leases.holds(agentId),
+      deliver: (r) => services.venueReports.deliver(r),
+      ackTimeoutMs: Math.max(500, config.lease.renewMs * 2),
     });
+    const stopAcks = await database.listen(VENUE_REPORT_ACK_CHANNEL, (payload) => forwarding.onAck(payload));
+    const stopReports = await database.listen(VENUE_REPORT_CHANNEL, (payload) => void forwarding.onReport(payload));
+    stopForwarding = async () => {
+      await stopReports();
+      await stopAcks();
+    };
+    services.venueReports.setForwarding(forwarding);
   }
   // First start on an empty database: a default organization and its first key (printed below, once).
   const firstRun = await createFirstRunKey({ db: database.db, apiKeys: services.apiKeys, dataDir: config.dataDir });
