@@ -58,7 +58,11 @@ BEGIN
 	PERFORM pg_advisory_xact_lock(7214993, hashtext(agent));
 	INSERT INTO agent_leases AS l (agent_id, owner, epoch, expires_at)
 		VALUES (agent, me, 1, clock_timestamp() + ttl_ms * interval '1 millisecond')
-		ON CONFLICT (agent_id) DO UPDATE SET owner = excluded.owner, epoch = l.epoch + 1, expires_at = excluded.expires_at
+		ON CONFLICT (agent_id) DO UPDATE SET owner = excluded.owner,
+			-- Taken again by its own owner (a renewal that came late: a stalled event loop), nobody else
+			-- held it in between: the same epoch, so the owner's writes under way stay valid.
+			epoch = CASE WHEN l.owner = excluded.owner THEN l.epoch ELSE l.epoch + 1 END,
+			expires_at = excluded.expires_at
 		WHERE l.owner IS NULL OR l.owner = excluded.owner OR l.expires_at < clock_timestamp()
 		RETURNING l.epoch INTO taken;
 	IF taken IS NULL THEN

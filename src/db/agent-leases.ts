@@ -131,6 +131,12 @@ export class DbLeases implements LeasePort {
       const started = Date.now();
       const r = await this.tryTake(agentId);
       if (r.epoch !== null) {
+        // Its own lease taken again with the same epoch (nobody held it in between): the lease the
+        // actor runs under goes on.
+        if (mine && !mine.lost && mine.epoch === r.epoch) {
+          mine.validUntil = started + this.opts.ttlMs;
+          return mine;
+        }
         const lease = new HeldLease(agentId, r.epoch, started + this.opts.ttlMs, (l) => this.staleWrite(l));
         const previous = this.held.get(agentId);
         if (previous) previous.lost = true;
@@ -176,7 +182,8 @@ export class DbLeases implements LeasePort {
     this.renewing = true;
     const started = Date.now();
     try {
-      this.expireLocally(started);
+      // Leases are renewed first, then what was not renewed expires: a renewal that comes late (a
+      // stalled event loop) but finds the lease still this instance's, at the same epoch, keeps it.
       const ids = [...this.held.keys()];
       await this.registerInstance();
       if (!ids.length) return;
