@@ -187,4 +187,23 @@ describeEachDatabase("agent leases and their fence", (kind, open) => {
     expect(later?.epoch).toBe(first!.epoch + 2);
     await two.release(later!);
   });
+
+  test("opening an agent's credentials inside its actor does not wait for a hand-over of the agent under way (which waits for that very work)", async () => {
+    const { agents, credentials, leases } = t.app.services;
+    const actor = await agents.registry.get(agentId);
+    expect(actor).not.toBeNull();
+    // A placement under way (as between an order's write and its venue call, which opens the credentials).
+    actor!.openInflight(`ord_leasehold${kind}${process.pid}`);
+    // Another instance asks for the agent: the hand-over waits for the placement (LEASE_HANDOFF_MS).
+    (leases as unknown as { handlers: { releaseRequested(agent: string, urgent: boolean): void } }).handlers.releaseRequested(agentId, false);
+    await Bun.sleep(100);
+    expect(agents.registry.peek(agentId)).toBe(actor!);
+    // The placement's credentials (none stored here: null) are read at once, not after the hand-over
+    // gave up waiting for the placement that is waiting for them.
+    const started = Date.now();
+    const opened = await Promise.race([credentials.withAgentCredentials(agentId, async () => "opened"), Bun.sleep(2000).then(() => "stalled")]);
+    expect(opened).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await agents.signerAddressOf(agentId)).toBe(actor!.view().profile.signerAddress);
+  }, 15_000);
 });
