@@ -838,6 +838,16 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     return this.mailbox.idleFor(now) >= idleMs && this.mailbox.inProgress === 0 && this.writes.size === 0 && this.inflight.size === 0 && this.killsRunning === 0;
   }
 
+  /** A kill or cancel-all is running (a hand-over of the agent waits for it: registry.ts). */
+  killing(): boolean {
+    return this.killsRunning > 0;
+  }
+
+  /** A venue placement is under way (an urgent hand-over still waits for it: registry.ts). */
+  placing(): boolean {
+    return this.inflight.size > 0;
+  }
+
   // ---------------------------------------------------------------- internals
 
   private readonly finishers = new Map<string, (outcome: VenueOutcome) => Promise<void>>();

@@ -11,6 +11,19 @@ export interface Evictable {
   /** Whether the actor may be dropped now (nothing running, nothing in flight). */
   canEvict(now: number, idleMs: number): boolean;
   onEvict?(): void;
+  /**
+   * Whether a kill (or cancel-all) is running in the actor: a hand-over waits for it to end (it ends
+   * by its own deadline), so its cancellations and their outcomes are written under the lease it runs
+   * under; releasing mid-kill would refuse its writes (503) or leave its outcome unwritten.
+   */
+  killing?(): boolean;
+  /**
+   * Whether a venue placement is under way: an urgent hand-over still waits for it (at most the
+   * ordinary hand-over time, which covers the venue timeout), so its outcome is written and the kill
+   * at the next owner sees the venue's order id, instead of cancelling by hash an order the venue
+   * does not know yet and that the placement then leaves live.
+   */
+  placing?(): boolean;
 }
 
 export interface RegistryOptions<A> {
@@ -31,6 +44,8 @@ export interface RegistryOptions<A> {
     urgentHandoffMs?: number;
     /** An owner keeps a lease it just took at least this long, so the requests that waited for it run. */
     minHoldMs?: number;
+    /** How long a hand-over waits at most for a kill running in the actor (beyond handoffMaxMs); default 10 s. */
+    killMaxMs?: number;
     log?: (message: string, fields: Record<string, unknown>) => void;
   };
   idleMs: number;
@@ -173,8 +188,17 @@ export class ActorRegistry<A extends Evictable> {
       const minHold = held.at + (lease.minHoldMs ?? 50) - Date.now();
       if (minHold > 0) await Bun.sleep(minHold);
       const started = Date.now();
-      const until = () => started + (this.urgent.has(id) ? Math.min(lease.handoffMaxMs, lease.urgentHandoffMs ?? 1000) : lease.handoffMaxMs);
-      while (!actor.canEvict((this.options.clock ?? systemClock).now() + 1, 1) && Date.now() < until()) await Bun.sleep(5);
+      const until = () =>
+        started + (this.urgent.has(id) && actor.placing?.() !== true ? Math.min(lease.handoffMaxMs, lease.urgentHandoffMs ?? 1000) : lease.handoffMaxMs);
+      // A kill running here is never cut off by a hand-over (it ends by its deadline; the cap only
+      // guards against one that hangs).
+      const killCap = started + lease.handoffMaxMs + (lease.killMaxMs ?? 10_000);
+      for (;;) {
+        if (actor.canEvict((this.options.clock ?? systemClock).now() + 1, 1)) break;
+        const now = Date.now();
+        if (now >= until() && (actor.killing?.() !== true || now >= killCap)) break;
+        await Bun.sleep(5);
+      }
       if (this.live.get(id) === actor) {
         this.live.delete(id);
         this.leases.delete(id);

@@ -66,6 +66,12 @@ export class DbLeases implements LeasePort {
   private unlisten: (() => Promise<void>)[] = [];
   private renewing = false;
   private stopped = false;
+  /**
+   * Agents an instance asked for urgently (a kill): the release hands the lease to that instance
+   * directly (owner set to it), so no other waiter takes it in between and the kill is not starved
+   * by hand-overs going back and forth between other instances.
+   */
+  private readonly urgentFor = new Map<string, string>();
 
   constructor(
     private readonly database: Database,
@@ -89,8 +95,11 @@ export class DbLeases implements LeasePort {
       this.unlisten.push(
         await this.database.listen(REQUEST, (payload) => {
           try {
-            const { agent, owner, urgent } = JSON.parse(payload) as { agent: string; owner: string; urgent?: boolean };
-            if (owner === this.instanceId && this.held.has(agent)) this.handlers?.releaseRequested(agent, urgent === true);
+            const { agent, owner, urgent, from } = JSON.parse(payload) as { agent: string; owner: string; urgent?: boolean; from?: string };
+            if (owner === this.instanceId && this.held.has(agent)) {
+              if (urgent === true && typeof from === "string" && from !== this.instanceId) this.urgentFor.set(agent, from);
+              this.handlers?.releaseRequested(agent, urgent === true);
+            }
           } catch {
             // not ours
           }
@@ -126,6 +135,7 @@ export class DbLeases implements LeasePort {
     if (mine && !mine.lost && Date.now() < mine.validUntil) return mine;
     const deadline = Date.now() + opts.waitMs;
     let askedAt = 0;
+    let askedOwner: string | null = null;
     let handoff = false;
     for (;;) {
       const started = Date.now();
@@ -150,8 +160,11 @@ export class DbLeases implements LeasePort {
         return lease;
       }
       if (!opts.ask || Date.now() >= deadline || this.stopped) return null;
-      if (Date.now() - askedAt > 500) {
+      // An urgent request (a kill) asks again at once when the lease moved to another owner meanwhile
+      // (the one it asked had handed it on), and more often.
+      if (Date.now() - askedAt > (opts.urgent ? 200 : 500) || (opts.urgent && r.owner !== askedOwner)) {
         askedAt = Date.now();
+        askedOwner = r.owner;
         handoff = true;
         await this.database.db.execute(sql`select pg_notify(${REQUEST}, ${JSON.stringify({ agent: agentId, owner: r.owner, from: this.instanceId, urgent: opts.urgent === true })})`);
       }
@@ -165,15 +178,24 @@ export class DbLeases implements LeasePort {
     const held = lease as HeldLease;
     const wasHeld = this.held.get(lease.agentId) === held;
     held.lost = true;
+    // Asked for urgently (a kill): handed to that instance directly, live for one TTL (it takes it
+    // at once, with a new epoch; if it does not, the lease lapses as a dead owner's would).
+    const to = wasHeld ? (this.urgentFor.get(lease.agentId) ?? null) : null;
     if (wasHeld) {
       this.held.delete(lease.agentId);
+      this.urgentFor.delete(lease.agentId);
       this.opts.metrics?.held(this.held.size);
     }
     await this.database.db.execute(
-      sql`with r as (update agent_leases set owner = null, expires_at = clock_timestamp()
-                     where agent_id = ${lease.agentId} and epoch = ${lease.epoch} and owner = ${this.instanceId} returning agent_id)
-          select pg_notify(${RELEASED}, agent_id) from r`,
+      to
+        ? sql`with r as (update agent_leases set owner = ${to}, expires_at = clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond'
+                         where agent_id = ${lease.agentId} and epoch = ${lease.epoch} and owner = ${this.instanceId} returning agent_id)
+              select pg_notify(${RELEASED}, agent_id) from r`
+        : sql`with r as (update agent_leases set owner = null, expires_at = clock_timestamp()
+                         where agent_id = ${lease.agentId} and epoch = ${lease.epoch} and owner = ${this.instanceId} returning agent_id)
+              select pg_notify(${RELEASED}, agent_id) from r`,
     );
+    if (to) this.opts.log.info("lease handed over", { agent_id: lease.agentId, epoch: lease.epoch, to, urgent: true });
   }
 
   /** Renews every held lease (and this instance's row); those no longer ours are lost. */
@@ -225,6 +247,7 @@ export class DbLeases implements LeasePort {
     // not the current actor's: that one stays.
     if (!current) return;
     this.held.delete(lease.agentId);
+    this.urgentFor.delete(lease.agentId);
     this.opts.metrics?.lost();
     this.opts.metrics?.held(this.held.size);
     this.handlers?.lost(lease.agentId);

@@ -7,7 +7,7 @@
  * the lease's holder is told it lost it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { LeaseLostError } from "../../actors/lease-port.ts";
 import { DbLeases } from "../../src/db/agent-leases.ts";
 import type { Database } from "../../src/db/database.ts";
@@ -26,12 +26,13 @@ describeEachDatabase("agent leases and their fence", (kind, open) => {
   let agentId: string;
   let orgId: string;
   const holders: DbLeases[] = [];
-  const lostAt: Record<string, string[]> = { one: [], two: [] };
+  const lostAt: Record<string, string[]> = { one: [], two: [], three: [] };
+  const asked: Record<string, { agent: string; urgent: boolean }[]> = { one: [], two: [], three: [] };
   let n = 0;
 
-  const holder = (name: "one" | "two", ttlMs = 400) => {
+  const holder = (name: "one" | "two" | "three", ttlMs = 400) => {
     const h = new DbLeases(database, { instanceId: `${kind}-${name}-${process.pid}`, ttlMs, renewEveryMs: 100, log: quiet });
-    h.setHandlers({ releaseRequested: () => {}, lost: (id) => lostAt[name].push(id) });
+    h.setHandlers({ releaseRequested: (agent, urgent) => asked[name].push({ agent, urgent }), lost: (id) => lostAt[name].push(id) });
     holders.push(h);
     return h;
   };
@@ -151,4 +152,58 @@ describeEachDatabase("agent leases and their fence", (kind, open) => {
     expect(one.holds(agentId)).toBe(false);
     await two.release(taken!);
   });
+
+  test("an urgent request (a kill) gets the lease handed to it directly: a waiter that asked before it cannot take it in between", async () => {
+    const one = holder("one", 1000);
+    const two = holder("two", 1000);
+    const three = holder("three", 1000);
+    await Promise.all([one.start(), two.start(), three.start()]);
+    const first = await one.acquire(agentId, { waitMs: 1000, ask: false });
+    expect(first).not.toBeNull();
+    asked.one.length = 0;
+    // An ordinary request waits (an intent at another instance), then an urgent one (a kill).
+    let twoGot: number | null = null;
+    const twoWaits = two.acquire(agentId, { waitMs: 5000, ask: true }).then((l) => {
+      twoGot = Date.now();
+      return l;
+    });
+    for (let i = 0; i < 100 && !asked.one.length; i++) await Bun.sleep(20);
+    const threeWaits = three.acquire(agentId, { waitMs: 5000, ask: true, urgent: true });
+    for (let i = 0; i < 100 && !asked.one.some((a) => a.urgent); i++) await Bun.sleep(20);
+    expect(asked.one.some((a) => a.agent === agentId && a.urgent)).toBe(true);
+    // The owner lets go: the row names the urgent requester at once (nobody else can take it).
+    await one.release(first!);
+    const row = (await database.db.execute(sql`select owner from agent_leases where agent_id = ${agentId}`)) as unknown;
+    const rows = ((row as { rows?: { owner: string | null }[] }).rows ?? (row as { owner: string | null }[])) as { owner: string | null }[];
+    expect(rows[0].owner).toBe(`${kind}-three-${process.pid}`);
+    const urgentLease = await threeWaits;
+    expect(urgentLease?.epoch).toBe(first!.epoch + 1);
+    expect(twoGot).toBeNull();
+    // The ordinary waiter gets it once the urgent one is done with it.
+    await Bun.sleep(50);
+    expect(twoGot).toBeNull();
+    await three.release(urgentLease!);
+    const later = await twoWaits;
+    expect(later?.epoch).toBe(first!.epoch + 2);
+    await two.release(later!);
+  });
+
+  test("opening an agent's credentials inside its actor does not wait for a hand-over of the agent under way (which waits for that very work)", async () => {
+    const { agents, credentials, leases } = t.app.services;
+    const actor = await agents.registry.get(agentId);
+    expect(actor).not.toBeNull();
+    // A placement under way (as between an order's write and its venue call, which opens the credentials).
+    actor!.openInflight(`ord_leasehold${kind}${process.pid}`);
+    // Another instance asks for the agent: the hand-over waits for the placement (LEASE_HANDOFF_MS).
+    (leases as unknown as { handlers: { releaseRequested(agent: string, urgent: boolean): void } }).handlers.releaseRequested(agentId, false);
+    await Bun.sleep(100);
+    expect(agents.registry.peek(agentId)).toBe(actor!);
+    // The placement's credentials (none stored here: null) are read at once, not after the hand-over
+    // gave up waiting for the placement that is waiting for them.
+    const started = Date.now();
+    const opened = await Promise.race([credentials.withAgentCredentials(agentId, async () => "opened"), Bun.sleep(2000).then(() => "stalled")]);
+    expect(opened).toBeNull();
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(await agents.signerAddressOf(agentId)).toBe(actor!.view().profile.signerAddress);
+  }, 15_000);
 });

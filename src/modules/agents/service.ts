@@ -1,9 +1,9 @@
 import { and, desc, eq, lt, or, sql } from "drizzle-orm";
 import type { AgentView } from "../../../actors/agent-actor.ts";
 import { AgentActor } from "../../../actors/agent-actor.ts";
-import type { AgentStore, OrderPorts } from "../../../actors/ports.ts";
+import type { AgentStore, OrderPorts, VenuePort } from "../../../actors/ports.ts";
 import { ActorRegistry } from "../../../actors/registry.ts";
-import type { AgentLease, Fence, LeasePort } from "../../../actors/lease-port.ts";
+import { type AgentLease, type Fence, LeaseLostError, type LeasePort } from "../../../actors/lease-port.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import type { OrderRow } from "../../db/order-repository.ts";
 import type { Db } from "../../db/database.ts";
@@ -58,7 +58,10 @@ export class AgentService {
         // Under a lease, the actor's writes (its own and its orders') are fenced on the lease's epoch.
         const fence = opts.lease?.fenceWrites !== false ? lease : undefined;
         const store = fence ? this.store.fenced(fence) : this.store;
-        const ports = fence && this.orderPorts && this.fenceOrders ? { ...this.orderPorts, orders: this.fenceOrders(fence) } : this.orderPorts;
+        const fencedPorts = fence && this.orderPorts && this.fenceOrders ? { ...this.orderPorts, orders: this.fenceOrders(fence) } : this.orderPorts;
+        // Nothing is sent to the venue for the agent once its lease is gone (handed over, lapsed):
+        // the next owner's kill cancels by its hash an order it cannot know was still to be sent.
+        const ports = lease && fencedPorts ? { ...fencedPorts, venue: leasedVenue(fencedPorts.venue, lease) } : fencedPorts;
         return new AgentActor(snapshot, store, this.clock, ports ?? undefined, { mailboxCapacity: opts.mailboxCapacity });
       },
       onSizeChange: opts.onActors,
@@ -176,6 +179,21 @@ export class AgentService {
   }
 
   /**
+   * The agent's signer address, for opening its credentials (CredentialsService.withAgentCredentials):
+   * from its live actor, else as stored. Never activates the actor nor takes the lease: the callers
+   * (a placement, a kill) run inside the actor, and taking the lease from there would wait for a
+   * hand-over under way, which itself waits for that very placement or kill to end. Null when the
+   * agent does not exist.
+   */
+  async signerAddressOf(id: string): Promise<string | null> {
+    const live = this.registry.peek(id);
+    if (live) return live.view().profile.signerAddress;
+    if (!this.instanceId) return (await this.registry.get(id))?.view().profile.signerAddress ?? null;
+    const [row] = await this.db.select({ signer: agents.signerAddress }).from(agents).where(eq(agents.id, id));
+    return row?.signer ?? null;
+  }
+
+  /**
    * An agent's view for a listing. With leases, an agent this instance does not own is read from the
    * database as it stands (a snapshot, no actor activated, nothing written): a listing does not take
    * every listed agent over from the instances that own them.
@@ -274,4 +292,25 @@ function checkSigningAddresses(a: { wallet: string; signer: string; owner: strin
     errors.push({ path: "/owner_address", message: "only accepted with signature_type 3 (deposit wallet)" });
   }
   if (errors.length) throw new InvalidRequestError(`${errors[0].path}: ${errors[0].message}`, errors);
+}
+
+/** `venue`, placing nothing once `lease` is lost (the placement fails as a lost lease: nothing was sent). */
+function leasedVenue(venue: VenuePort, lease: AgentLease): VenuePort {
+  const gate = () => {
+    if (lease.lost) throw new LeaseLostError(lease.agentId, lease.epoch);
+  };
+  return {
+    getMarketByToken: (t, o) => venue.getMarketByToken(t, o),
+    getBook: (t, o) => venue.getBook(t, o),
+    postSignedOrder: async (req, o) => {
+      gate();
+      return venue.postSignedOrder(req, o);
+    },
+    placeDelegatedOrder: async (req, o) => {
+      gate();
+      return venue.placeDelegatedOrder(req, o);
+    },
+    cancelOrder: (req, o) => venue.cancelOrder(req, o),
+    getOrder: (req, o) => venue.getOrder(req, o),
+  };
 }

@@ -115,9 +115,9 @@ export class CredentialsService {
    */
   async withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>): Promise<T | null> {
     const { agents, vault } = this.deps;
-    const [sealed, actor] = await Promise.all([agents.store.sealedCredentials(agentId), agents.registry.get(agentId)]);
-    if (!sealed || !actor) return null;
-    const address = actor.view().profile.signerAddress;
+    // The address without taking the agent's lease (a hand-over under way would wait for the caller).
+    const [sealed, address] = await Promise.all([agents.store.sealedCredentials(agentId), agents.signerAddressOf(agentId)]);
+    if (!sealed || !address) return null;
     return vault.withOpened(sealed, async (opened) => {
       const creds: VenueCredentials = { api_key: opened.api_key, api_secret: opened.api_secret, address };
       if (opened.passphrase !== undefined) creds.passphrase = opened.passphrase;

@@ -9,7 +9,7 @@
  * crash left unfinished is run again at start-up (`resumeUnfinished`, src/jobs.ts), under the same
  * kill id, through the same path (docs/decisions.md "Kills resumed at start-up").
  */
-import { and, asc, eq, gte, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, isNull, sql } from "drizzle-orm";
 import type { KillResult } from "../../../actors/agent-actor.ts";
 import type { CredentialPort, KillPorts } from "../../../actors/ports.ts";
 import { filledUnitsOf } from "../../domain/venue-status.ts";
@@ -448,6 +448,15 @@ export class KillService {
       if (this.running.has(row.id)) continue;
       if (agents.registry.peek(row.agentId) || (await agents.registry.getIfFree(row.agentId).catch(() => null))) rows.push(row);
       else if (!(await agentExists(db, row.agentId))) rows.push(row);
+    }
+    // Read again now that the leases are ours: a kill that another instance was still running when
+    // the rows were read has completed meanwhile (that instance then let the agent go). Run again it
+    // would overwrite the completed record with an empty outcome.
+    if (rows.length) {
+      const open = new Set(
+        (await db.select({ id: kills.id }).from(kills).where(and(isNull(kills.completedAt), inArray(kills.id, rows.map((r) => r.id))))).map((r) => r.id),
+      );
+      for (let i = rows.length - 1; i >= 0; i--) if (!open.has(rows[i].id)) rows.splice(i, 1);
     }
     const outcomes = await Promise.all(
       rows.map(async (row) => {
