@@ -178,23 +178,33 @@ export class DbLeases implements LeasePort {
     const held = lease as HeldLease;
     const wasHeld = this.held.get(lease.agentId) === held;
     held.lost = true;
-    // Asked for urgently (a kill): handed to that instance directly, live for one TTL (it takes it
-    // at once, with a new epoch; if it does not, the lease lapses as a dead owner's would).
+    // Asked for urgently (a kill): handed to that instance directly with a new epoch, live for one TTL
+    // (it takes it at once; if it does not, the lease lapses as a dead owner's would).
     const to = wasHeld ? (this.urgentFor.get(lease.agentId) ?? null) : null;
     if (wasHeld) {
       this.held.delete(lease.agentId);
       this.urgentFor.delete(lease.agentId);
       this.opts.metrics?.held(this.held.size);
     }
-    await this.database.db.execute(
-      to
-        ? sql`with r as (update agent_leases set owner = ${to}, expires_at = clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond'
-                         where agent_id = ${lease.agentId} and epoch = ${lease.epoch} and owner = ${this.instanceId} returning agent_id)
-              select pg_notify(${RELEASED}, agent_id) from r`
-        : sql`with r as (update agent_leases set owner = null, expires_at = clock_timestamp()
-                         where agent_id = ${lease.agentId} and epoch = ${lease.epoch} and owner = ${this.instanceId} returning agent_id)
-              select pg_notify(${RELEASED}, agent_id) from r`,
-    );
+    if (to) {
+      // Handed over with a new epoch, under the agent's exclusive advisory lock as agent_lease_take
+      // changes it: this instance's writes under way finish first, later ones are refused. (The taker,
+      // finding itself the owner, keeps that epoch.)
+      await this.database.db.transaction(async (tx) => {
+        await tx.execute(sql`select pg_advisory_xact_lock(7214993, hashtext(${lease.agentId}))`);
+        await tx.execute(
+          sql`with r as (update agent_leases set owner = ${to}, epoch = epoch + 1, expires_at = clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond'
+                           where agent_id = ${lease.agentId} and epoch = ${lease.epoch} and owner = ${this.instanceId} returning agent_id)
+                select pg_notify(${RELEASED}, agent_id) from r`,
+        );
+      });
+    } else {
+      await this.database.db.execute(
+        sql`with r as (update agent_leases set owner = null, expires_at = clock_timestamp()
+                       where agent_id = ${lease.agentId} and epoch = ${lease.epoch} and owner = ${this.instanceId} returning agent_id)
+            select pg_notify(${RELEASED}, agent_id) from r`,
+      );
+    }
     if (to) this.opts.log.info("lease handed over", { agent_id: lease.agentId, epoch: lease.epoch, to, urgent: true });
   }
 
