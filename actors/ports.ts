@@ -5,6 +5,7 @@
  */
 
 import type { StatusPatch } from "../src/domain/order-status.ts";
+import type { FillRecord as FillRecordInput, FillTotals } from "../src/domain/fill.ts";
 import type { Market, OrderBook } from "../src/domain/market.ts";
 import type { OrderMessage, OrderType } from "../src/domain/order-message.ts";
 import type { BreakerReason, Mode, OrderSide, OrderStatus, VenueOrderStatus } from "../src/domain/order-status.ts";
@@ -312,29 +313,7 @@ export interface ActorObserver {
 
 // ---------------------------------------------------------------- fills (the venue's truth)
 
-/** One fill of an order as a source reported it (src/domain/venue-report.ts), as the fill store records it. */
-export interface FillRecordInput {
-  fillKey: string;
-  tradeId?: string;
-  txHash?: string;
-  logIndex?: number;
-  blockNumber?: bigint;
-  source: string;
-  price: string;
-  sharesUnits: bigint;
-  usdcUnits: bigint;
-  feeUnits: bigint;
-  status: "matched" | "mined" | "confirmed" | "retrying";
-  at: Date;
-  /** A placement answer's fill: the trades and transactions it named (src/domain/venue-report.ts). */
-  covers?: string[];
-}
-
-/** What an order's counted fills add up to (6-decimal units; fills taken back count for nothing). */
-export interface FillTotals {
-  sharesUnits: bigint;
-  usdcUnits: bigint;
-}
+export type { FillRecord as FillRecordInput, FillTotals } from "../src/domain/fill.ts";
 
 export type FillOutcome<R> =
   | { kind: "applied"; before: R; row: R; changed: boolean; totals: FillTotals; beforeTotals: FillTotals }

@@ -150,7 +150,7 @@ async function main() {
   const sources = await startVenueSources({
     config,
     db: database.db,
-    follows: () => userChannelActive,
+    active: () => userChannelActive,
     withAgentCredentials: (id, fn) => services.credentials.withAgentCredentials(id, fn),
     sink: services.venueReports,
     clock,

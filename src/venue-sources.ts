@@ -29,8 +29,8 @@ export interface VenueSourcesDeps {
   logger: { info(msg: string, fields?: Record<string, unknown>): void; warn(msg: string, fields?: Record<string, unknown>): void; error(msg: string, fields?: Record<string, unknown>): void };
   /** How often the GTD expiry runs (default 1000 ms). */
   gtdEveryMs?: number;
-  /** Whether this process follows an agent's user channel (default: every agent with credentials). */
-  follows?: (agentId: string) => boolean;
+  /** Whether this process follows the user channel now (several instances: the singleton's holder; default: always). */
+  active?: () => boolean;
   /** How often the agents with credentials are read again (default 2000 ms). */
   syncEveryMs?: number;
   /** Options of the user channel beyond its URLs (tests: backoff, catch-up interval). */
@@ -80,14 +80,14 @@ export async function startVenueSources(deps: VenueSourcesDeps): Promise<VenueSo
     );
   };
 
-  // The agents followed are those with stored credentials that `follows` accepts (default: all), read
+  // The agents followed are those with stored credentials while `active` (default: always), read
   // again every `syncEveryMs`: credentials stored or deleted (a kill deletes them), by this process or
   // another, are followed or dropped within that time; the subscription's catch-up covers the gap.
   const followed = new Set<string>();
   const sync = async () => {
-    const rows = await db.select({ agentId: credentials.agentId }).from(credentials);
-    const want = new Set<string>();
-    for (const r of rows) if (!deps.follows || deps.follows(r.agentId)) want.add(r.agentId);
+    // Not this instance's to follow: nothing is read, and what it followed is dropped.
+    const rows = !deps.active || deps.active() ? await db.select({ agentId: credentials.agentId }).from(credentials) : [];
+    const want = new Set(rows.map((r) => r.agentId));
     for (const id of want) if (!followed.has(id)) (followed.add(id), followAgent(id));
     for (const id of [...followed]) if (!want.has(id)) (followed.delete(id), userChannel?.unfollow(id));
   };

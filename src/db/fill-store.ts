@@ -5,38 +5,15 @@
  */
 import { and, asc, eq, inArray, isNotNull, isNull, ne, or, sql } from "drizzle-orm";
 import type { OrderStatus } from "../domain/order-status.ts";
+import type { FillRecord as FillInput, FillTotals } from "../domain/fill.ts";
 import type { Db } from "./database.ts";
 import { events, type FillRowStatus, fills, type OrderHistoryEntry, orders } from "./schema.ts";
 
 export type FillRow = typeof fills.$inferSelect;
 type OrderRow = typeof orders.$inferSelect;
 
-export interface FillInput {
-  fillKey: string;
-  tradeId?: string;
-  txHash?: string;
-  logIndex?: number;
-  blockNumber?: bigint;
-  source: string;
-  price: string;
-  sharesUnits: bigint;
-  usdcUnits: bigint;
-  feeUnits: bigint;
-  status: Exclude<FillRowStatus, "failed">;
-  at: Date;
-  /**
-   * Set for a fill known from a placement's answer (source `rest`): the trades (`trade:<id>`) and
-   * transactions (`tx:<hash>`) the answer named. Such a fill counts what the sources' own reports of
-   * those trades have not accounted for yet (`coveredBy`), so a trade counts once.
-   */
-  covers?: string[];
-}
+export type { FillRecord as FillInput } from "../domain/fill.ts";
 
-/** What an order's counted fills add up to (failed ones count for nothing). */
-export interface FillTotals {
-  sharesUnits: bigint;
-  usdcUnits: bigint;
-}
 
 /**
  * The actor's decision, from the order's status and its totals after the change: the next status

@@ -7,6 +7,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { BreakerReason, OrderStatus } from "../domain/order-status.ts";
+import type { FillStatus } from "../domain/venue-report.ts";
 import type { OrderDomain } from "../eip712/order-typed-data.ts";
 import type { OrderMessage } from "../domain/order-message.ts";
 import { jsonbOrdered } from "./jsonb-order.ts";
@@ -182,7 +183,7 @@ export const orders = pgTable(
 );
 
 /** A fill's state as the venue reports it (src/domain/venue-report.ts); `failed` ones are taken back and count for nothing. */
-export type FillRowStatus = "matched" | "mined" | "confirmed" | "retrying" | "failed";
+export type FillRowStatus = FillStatus;
 
 /**
  * Fills of orders as the sources of the venue's truth report them (docs/api.md#fills-and-the-venues-truth). One row per
