@@ -270,7 +270,9 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
       if (this.retired) throw new AgentRetiredError(this._profile.id);
       const now = this.clock.now();
       const day = utcDay(now);
-      const verdict = req.evaluate(this.riskState(now, req.order.conditionId, req.fingerprint, req.order.tokenId));
+      // The position (held shares, and those offered in open sells: a pass over the active orders) only
+      // for a sell, the one side its check reads.
+      const verdict = req.evaluate(this.riskState(now, req.order.conditionId, req.fingerprint, req.order.side === "sell" ? req.order.tokenId : undefined));
       if (!verdict.approved) {
         if (req.fingerprint !== undefined) await this.countRunawayRefusal(now, verdict);
         return { verdict, approved: false as const };
@@ -372,7 +374,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     });
   }
 
-  /** Runs the risk evaluation against the current state without reserving anything (dry run). */
+  /** Runs the risk evaluation against the current state without reserving anything (dry run); `tokenId`: a sell's. */
   evaluateOnly<V>(conditionId: string, evaluate: (state: RiskState) => V, fingerprint?: string, tokenId?: string): Promise<V> {
     return this.mailbox.send(() => evaluate(this.riskState(this.clock.now(), conditionId, fingerprint, tokenId)));
   }

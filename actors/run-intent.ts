@@ -51,7 +51,7 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
   // The duplicate guard's key: the same market, side, size and price (exact units and decimal text).
   const fingerprint = `${msg.marketId}|${msg.side}|${msg.sizeUnits}|${msg.priceText}`;
   if (msg.dryRun) {
-    const verdict = await actor.evaluateOnly(conditionId, evaluate, fingerprint, msg.marketId);
+    const verdict = await actor.evaluateOnly(conditionId, evaluate, fingerprint, msg.side === "sell" ? msg.marketId : undefined);
     p.observer.verdict(verdict);
     return { kind: "dry_run", verdict };
   }
