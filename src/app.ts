@@ -55,6 +55,7 @@ import { WebhookService } from "./modules/webhooks/service.ts";
 import { createWebhookMetrics, WebhookDispatcher } from "./modules/webhooks/dispatcher.ts";
 import { EventLog } from "./db/event-log.ts";
 import { DbLeases } from "./db/agent-leases.ts";
+import { holdsSingleton } from "./db/singleton-lease.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { interruptedRequestResolver } from "./modules/recovery/interrupted-requests.ts";
 import { orgsModule } from "./modules/orgs/index.ts";
@@ -265,7 +266,7 @@ export function createServices(parts: {
     // PGlite commits in id order; on PostgreSQL an id may commit later than a larger one (dispatcher.ts).
     gapWaitMs: database.kind === "pglite" ? 0 : 5_000,
     // One delivering instance per database: the holder of the singleton lease (taken when free or lapsed).
-    active: async () => (await leases.acquire("job:webhooks", { waitMs: 0, ask: false })) !== null,
+    active: () => holdsSingleton(leases, "webhooks"),
   });
   const webhooks = new WebhookService({
     db: database.db,

@@ -8,6 +8,7 @@
  * runs alone (never two overlapping runs) and logs, never throws.
  */
 import type { Services } from "./app.ts";
+import { holdsSingleton } from "./db/singleton-lease.ts";
 
 export interface Jobs {
   /** Resolves when the start-up reconciliation, the interrupted kills and the heartbeat sweep have finished. */
@@ -55,10 +56,9 @@ export function startJobs(
     return run;
   };
   every("expire_unsigned_orders", opts.expireEveryMs ?? 5_000, async () => ({ expired: await orders.expireDue(new Date(clock.now())) }));
-  // Cluster-wide: one instance at a time, the one holding the job's singleton lease (taken when free
-  // or lapsed, then kept and renewed like an agent's).
+  // Cluster-wide: one instance at a time (src/db/singleton-lease.ts).
   every("prune_events", opts.pruneEventsEveryMs ?? 10 * 60_000, async () => {
-    if (!(await services.leases.acquire("job:prune_events", { waitMs: 0, ask: false }))) return { skipped: false };
+    if (!(await holdsSingleton(services.leases, "prune_events"))) return { skipped: false };
     return { pruned: await eventLog.prune(new Date(clock.now() - config.eventsRetentionH * 3600_000)) };
   });
   // Idempotency-Key records a dead instance left in progress: their retries resolve (start-up does

@@ -18,6 +18,7 @@ import { type Clock, systemClock } from "./domain/clock.ts";
 import { createVenue } from "./venues/create-venue.ts";
 import { MarketsFileError } from "./venues/markets-file.ts";
 import { createFirstRunKey, dashboardUrl, firstRunBanner } from "./modules/orgs/first-run.ts";
+import { watchSingleton } from "./db/singleton-lease.ts";
 
 async function main() {
   try {
@@ -114,20 +115,8 @@ async function main() {
   // Reconciliation of unsettled orders starts now and runs beside the server: those orders stay
   // reserved against their agents' limits until it settles them.
   const jobs = startJobs(services);
-  // Cluster-wide work that runs in one instance at a time: `onGain` when this instance takes the
-  // singleton lease `job:<name>`, `onLose` when it loses it (checked every lease renewal interval).
-  const singletonTimers: ReturnType<typeof setInterval>[] = [];
-  const singleton = (name: string, onGain: () => void, onLose: () => void) => {
-    let held = false;
-    const check = async () => {
-      const now = (await services.leases.acquire(`job:${name}`, { waitMs: 0, ask: false }).catch(() => null)) !== null;
-      if (now && !held) onGain();
-      if (!now && held) onLose();
-      held = now;
-    };
-    void check();
-    singletonTimers.push(setInterval(() => void check(), config.lease.renewMs));
-  };
+  // Cluster-wide work that runs in one instance at a time (src/db/singleton-lease.ts).
+  const stopSingletons: (() => void)[] = [];
   // Fills from the chain: its first pass catches up from the stored cursor, beside the server.
   const chain = services.chain.source;
   if (chain) {
@@ -138,7 +127,7 @@ async function main() {
     });
     // One follower per database: the instance holding the singleton lease `job:chain_source` (taken
     // when free or lapsed); the others stand by and take over from the stored cursor.
-    singleton("chain_source", () => void chain.start(), () => void chain.stop());
+    stopSingletons.push(watchSingleton(services.leases, "chain_source", config.lease.renewMs, { gain: () => void chain.start(), lose: () => void chain.stop() }));
   } else {
     logger.info("chain source off: CHAIN_RPC_URL is not set (no fills from the chain)");
   }
@@ -146,7 +135,9 @@ async function main() {
   // The user channel too: one instance follows every delegated agent (one connection per credential
   // set across the cluster); its reports reach the owners' actors through the forwarding above.
   let userChannelActive = false;
-  singleton("user_channel", () => (userChannelActive = true), () => (userChannelActive = false));
+  stopSingletons.push(
+    watchSingleton(services.leases, "user_channel", config.lease.renewMs, { gain: () => (userChannelActive = true), lose: () => (userChannelActive = false) }),
+  );
   const sources = await startVenueSources({
     config,
     db: database.db,
@@ -180,7 +171,7 @@ async function main() {
     jobs.stop().catch(() => undefined);
     chain?.stop().catch(() => undefined);
     sources.stop().catch(() => undefined);
-    for (const t of singletonTimers) clearInterval(t);
+    for (const stop of stopSingletons) stop();
     stopForwarding?.().catch(() => undefined);
     services.events.close(); // event streams never end by themselves
     await server.stop();
