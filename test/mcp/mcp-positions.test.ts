@@ -7,16 +7,13 @@
  * TEST_DATABASE_URL, PostgreSQL.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { dirname, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { approved, DEM_YES, holdShares, newTrader, sign, submitSigned } from "../support/payload.ts";
-import { type LiveService, newOrgClient, serveTestApp } from "../sdk/serve.ts";
+import { type LiveService, serveTestApp } from "../sdk/serve.ts";
+import { ROOT, setupAgent } from "./support.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const PATH_WITH_BUN = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 
 describeEachDatabase("MCP get_positions after trades on the paper venue", (_kind, database) => {
   let live: LiveService;
@@ -29,10 +26,7 @@ describeEachDatabase("MCP get_positions after trades on the paper venue", (_kind
   });
 
   test("X's resting buy filled by Y's sells, then a buy from the book: shares, average price and cost, exact", async () => {
-    const { client: sdk, key } = await newOrgClient(live.url);
-    const pk = generatePrivateKey();
-    const x = await sdk.createAgent({ wallet_address: privateKeyToAccount(pk).address });
-    const env = { PATH: PATH_WITH_BUN, HOME: process.env.HOME ?? "/tmp", BROKER_URL: live.url, BROKER_API_KEY: key, BROKER_AGENT_ID: x.id, BROKER_PRIVATE_KEY: pk };
+    const { client: sdk, agent: x, env } = await setupAgent(live.url);
     const mcp = new Client({ name: "positions-test", version: "1.0.0" });
     await mcp.connect(new StdioClientTransport({ command: process.execPath, args: ["run", "mcp"], env, cwd: ROOT, stderr: "pipe" } as any));
     const call = async (name: string, args: Record<string, unknown> = {}) => {

@@ -14,19 +14,17 @@
  * - HTTP mode refuses a non-loopback bind without MCP_HTTP_TOKEN.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as Stdio1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as Stdio2 } from "@modelcontextprotocol/client/stdio";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { sharedPglite } from "../support/databases.ts";
 import { BTC_YES, DEM_NO, DEM_YES, FED_YES } from "../support/payload.ts";
-import { newOrgClient, serveTestApp, type LiveService } from "../sdk/serve.ts";
+import { serveTestApp, type LiveService } from "../sdk/serve.ts";
+import { ROOT, setupAgent, startHttp, structured, text } from "./support.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-const PATH_WITH_BUN = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 
 let live: LiveService;
 beforeAll(async () => {
@@ -34,39 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => live?.stop());
 
-async function setup() {
-  const { client, key } = await newOrgClient(live.url);
-  const pk = generatePrivateKey();
-  const agent = await client.createAgent({ wallet_address: privateKeyToAccount(pk).address });
-  const env = { PATH: PATH_WITH_BUN, HOME: process.env.HOME ?? "/tmp", BROKER_URL: live.url, BROKER_API_KEY: key, BROKER_AGENT_ID: agent.id, BROKER_PRIVATE_KEY: pk };
-  return { client, key, pk, agent, env };
-}
-
-async function startHttp(env: Record<string, string>, args: string[] = []) {
-  const proc = Bun.spawn([process.execPath, resolve(ROOT, "packages/mcp/src/main.ts"), "--http", "--port", "0", ...args], { cwd: ROOT, env, stderr: "pipe", stdout: "ignore" });
-  const reader = proc.stderr.getReader();
-  let buf = "";
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += new TextDecoder().decode(value);
-    const m = buf.match(/on (http:\/\/[^ ]+:\d+\/mcp)/);
-    if (m) {
-      reader.releaseLock();
-      return { url: m[1]!, proc, stderr: () => buf };
-    }
-  }
-  proc.kill();
-  throw new Error(`the MCP server did not start: ${buf}`);
-}
-
-const structured = (r: any): any => {
-  if (!r.isError) return r.structuredContent;
-  expect(r.structuredContent).toBeUndefined();
-  return JSON.parse((r.content as any[]).find((c) => c.text.startsWith('{"error"')).text);
-};
-const text = (r: any) => (r.content as any[]).map((c) => c.text).join("\n");
+const setup = () => setupAgent(live.url);
 const okOf = (r: any) => {
   if (r.isError) throw new Error(text(r));
   return r.structuredContent;

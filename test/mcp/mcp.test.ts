@@ -5,21 +5,18 @@
  * rejection as isError with every failure, and a service error that leaves the server running.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { dirname, resolve } from "node:path";
+import { resolve } from "node:path";
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as Stdio1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as Stdio2 } from "@modelcontextprotocol/client/stdio";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { BrokerClient } from "../../packages/sdk/src/client.ts";
 import { sharedPglite } from "../support/databases.ts";
 import { CHECK_NAMES, DEM_YES } from "../support/payload.ts";
-import { newOrgClient, serveTestApp, type LiveService } from "../sdk/serve.ts";
+import { serveTestApp, type LiveService } from "../sdk/serve.ts";
+import { PATH_WITH_BUN, ROOT, setupAgent, startHttp, structured, text } from "./support.ts";
 
-const ROOT = resolve(import.meta.dir, "../..");
-/** Children find this very bun first (`bun run mcp` calls bun again). */
-const PATH_WITH_BUN = `${dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 const NODE = Bun.which("node") ?? "node";
 const TOOLS = ["list_markets", "get_market", "check_intent", "place_intent", "sign_and_submit", "get_order", "list_orders", "cancel_order", "get_agent", "kill_switch", "heartbeat", "cancel_all", "get_book", "get_positions"];
 const READS = ["list_markets", "get_market", "check_intent", "get_order", "list_orders", "get_agent", "get_book", "get_positions"];
@@ -44,43 +41,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => live?.stop());
 
-/** A fresh org and agent whose wallet key the MCP server gets as BROKER_PRIVATE_KEY. */
-async function setup() {
-  const { client, key } = await newOrgClient(live.url);
-  const pk = generatePrivateKey();
-  const account = privateKeyToAccount(pk);
-  const agent = await client.createAgent({ wallet_address: account.address });
-  const env = { PATH: PATH_WITH_BUN, HOME: process.env.HOME ?? "/tmp", BROKER_URL: live.url, BROKER_API_KEY: key, BROKER_AGENT_ID: agent.id, BROKER_PRIVATE_KEY: pk };
-  return { client, key, pk, agent, env };
-}
-
-/** Starts the server with --http on a free port and answers its URL and process. */
-async function startHttp(env: Record<string, string>) {
-  const proc = Bun.spawn([process.execPath, resolve(ROOT, "packages/mcp/src/main.ts"), "--http", "--port", "0"], { cwd: ROOT, env, stderr: "pipe", stdout: "ignore" });
-  const reader = proc.stderr.getReader();
-  let buf = "";
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += new TextDecoder().decode(value);
-    const m = buf.match(/on (http:\/\/127\.0\.0\.1:\d+\/mcp)/);
-    if (m) {
-      reader.releaseLock();
-      return { url: m[1]!, proc, stderr: () => buf };
-    }
-  }
-  proc.kill();
-  throw new Error(`the MCP server did not start: ${buf}`);
-}
-
-/** A success's structured content, or an error result's {"error": ...} JSON block. */
-const structured = (r: any): any => {
-  if (!r.isError) return r.structuredContent;
-  expect(r.structuredContent).toBeUndefined();
-  return JSON.parse((r.content as any[]).find((c) => c.text.startsWith('{"error"')).text);
-};
-const text = (r: any) => (r.content as any[]).map((c) => c.text).join("\n");
+const setup = () => setupAgent(live.url);
 
 type Variant = { name: string; protocol: string | null; make: (env: Record<string, string>) => Promise<{ client: AnyClient; transport: any; stop: () => Promise<void>; logs: () => string }> };
 
