@@ -7,20 +7,13 @@ import { beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { approved, DEM_YES, getAgent, getOrder, holdShares, newTrader, sign, submitSigned, type Trader } from "../support/payload.ts";
+import { until } from "../support/until.ts";
 
 async function place(t: TestApp, tr: Trader, body: Record<string, unknown>) {
   const order = await approved(t, tr, body);
   const res = await submitSigned(t, tr.key, order.order_id, await sign(tr.account, order.unsigned_order));
   expect(res.status).toBe(200);
   return { order, status: res.body.status as string };
-}
-
-async function until(cond: () => Promise<boolean>, ms = 3000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describeEachDatabase("kill switch and venue fills", (_kind, database) => {
@@ -68,7 +61,7 @@ describeEachDatabase("kill switch and venue fills", (_kind, database) => {
     expect(res.status).toBe(200);
     expect(res.body.cancelled).toEqual([resting.order_id]);
     // The fill is read after the answer; wait for it to be recorded.
-    await until(async () => (await getOrder(t, maker.key, resting.order_id)).filled_usdc === 4.998);
+    await until("the resting order's fill", async () => (await getOrder(t, maker.key, resting.order_id)).filled_usdc === 4.998, 3000);
     const row = await getOrder(t, maker.key, resting.order_id);
     expect(row.status).toBe("cancelled");
     expect((await getAgent(t, maker)).daily_volume.used_usdc).toBe(4.998);

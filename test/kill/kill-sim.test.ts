@@ -25,6 +25,7 @@ import markets from "../../fixtures/markets.json" with { type: "json" };
 import { createTestApp, type TestApp, type TestResponse } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { freshDatabase } from "../support/fresh-database.ts";
+import { until } from "../support/until.ts";
 
 const SIGNER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const KILL_DEADLINE_MS = 1000;
@@ -97,15 +98,6 @@ const atVenue = (hash: string) => sim.state.venue.order(hash)?.status;
 
 function newCreds() {
   return { api_key: crypto.randomUUID(), api_secret: randomBytes(32).toString("base64url"), passphrase: randomBytes(16).toString("hex") };
-}
-
-/** Polls `cond` (no fixed sleeps); fails after `ms`. */
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!(await cond())) {
-    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
 }
 
 function expectProblem(res: TestResponse, status: number, code: string): void {
@@ -207,7 +199,7 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
       }
     }
     // The held requests were abandoned by the service at the deadline.
-    await until(() => sim.state.hanging === 0, "the simulator to release the held cancels");
+    await until("the simulator to release the held cancels", () => sim.state.hanging === 0);
 
     // Halted by the kill; the credentials are deleted and the agent is back in payload mode.
     expect(res.body.credentials_deleted).toBe(true);
@@ -325,7 +317,7 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
       return r;
     });
     // Once the first cancel is on its way to the venue, the breaker has long tripped.
-    await until(() => Object.keys(sim.state.stats().cancels).length > 0, "the first cancel at the venue");
+    await until("the first cancel at the venue", () => Object.keys(sim.state.stats().cancels).length > 0);
     expect(breakerAtFirstCancel[0]).toMatchObject({ state: "tripped", reason: "kill" });
     const rejected = await intent(key, agentId);
     expect(killAnswered).toBe(false);
@@ -346,7 +338,7 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
     await faults({ latency_ms: 150 });
     const before = Array.from({ length: 8 }, () => intent(key, agentId));
     // All eight are approved (reserved); some may already be on their way to the venue.
-    await until(() => t.app.services.agents.registry.peek(agentId)?.view().openOrders === 8, "eight reserved orders");
+    await until("eight reserved orders", () => t.app.services.agents.registry.peek(agentId)?.view().openOrders === 8);
     const killing = kill(key, agentId);
     const after = Array.from({ length: 5 }, () => intent(key, agentId));
 
@@ -462,7 +454,7 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
     await faults({ latency_ms: 0 });
     const row = await getOrder(key, timedOut.body.order_id);
     expect(row).toMatchObject({ status: "unknown", venue_order_id: null });
-    await until(() => atVenue(row.order_hash) === "live", "the order at the venue");
+    await until("the order at the venue", () => atVenue(row.order_hash) === "live");
 
     const res = await kill(key, agentId);
     expect(res.body.cancelled).toEqual([row.id]);
@@ -490,7 +482,7 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
     expect(Object.keys((await stats()).posts).length).toBe(postsBefore); // nothing reached the venue
 
     await faults({ error_ratio: 0 });
-    await until(async () => (await getAgent(key, agentId)).breaker.state === "closed", "the cool-down", 3000);
+    await until("the cool-down", async () => (await getAgent(key, agentId)).breaker.state === "closed", 3000);
     const ok = await intent(key, agentId);
     expect(ok.status).toBe(201);
     expect(ok.body.status).toBe("open");
@@ -508,7 +500,7 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
     expect(row).toMatchObject({ status: "unknown", venue_order_id: null });
     await faults({ latency_ms: 0 });
     // The venue did get it (it answered after the service stopped waiting).
-    await until(() => atVenue(row.order_hash) === "live", "the order at the venue");
+    await until("the order at the venue", () => atVenue(row.order_hash) === "live");
 
     await t.app.services.orders.reconcile();
     const settled = await getOrder(key, id);
@@ -575,7 +567,7 @@ describeEachDatabase("kill switch and venue faults over HTTP", (kind, getDatabas
       const id: string = timedOut.body.order_id;
       const row = (await t1.call("GET", `/v1/orders/${id}`, { key })).body;
       expect(row.status).toBe("unknown");
-      await until(() => atVenue(row.order_hash) === "live", "the order at the venue");
+      await until("the order at the venue", () => atVenue(row.order_hash) === "live");
       await t1.app.stop();
       await db1.close();
 

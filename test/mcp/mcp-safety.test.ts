@@ -24,6 +24,7 @@ import { sharedPglite } from "../support/databases.ts";
 import { BTC_YES, DEM_NO, DEM_YES, FED_YES } from "../support/payload.ts";
 import { serveTestApp, type LiveService } from "../sdk/serve.ts";
 import { ROOT, setupAgent, startHttp, structured, text } from "./support.ts";
+import { until } from "../support/until.ts";
 
 
 let live: LiveService;
@@ -37,15 +38,6 @@ const okOf = (r: any) => {
   if (r.isError) throw new Error(text(r));
   return r.structuredContent;
 };
-
-/** Polls until `cond` holds (the server did the work whose answer was lost). */
-async function until(cond: () => Promise<boolean>, what: string, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
 
 interface Session {
   call(name: string, args?: Record<string, unknown>): Promise<any>;
@@ -162,7 +154,7 @@ for (const [name, connect] of VARIANTS) {
         const good = { market_id: DEM_YES, side: "buy", size_usdc: 5, price: 0.45 };
         const first = okOf(await m.call("place_intent", good)).order_id;
         await m.callDropped("sign_and_submit", { order_id: first });
-        await until(async () => (await s.client.getOrder(first)).status === "open", "the dropped submit to land");
+        await until("the dropped submit to land", async () => (await s.client.getOrder(first)).status === "open", 10_000);
         const retried = await m.call("sign_and_submit", { order_id: first });
         expect(retried.isError).toBeFalsy();
         expect(structured(retried)).toMatchObject({ order_id: first, status: "open", already_submitted: true });
@@ -172,7 +164,7 @@ for (const [name, connect] of VARIANTS) {
 
         // cancel_order, its answer lost: the retry answers "already cancelled" as a success.
         await m.callDropped("cancel_order", { order_id: first });
-        await until(async () => (await s.client.getOrder(first)).status === "cancelled", "the dropped cancel to land");
+        await until("the dropped cancel to land", async () => (await s.client.getOrder(first)).status === "cancelled", 10_000);
         const recancel = await m.call("cancel_order", { order_id: first });
         expect(recancel.isError).toBeFalsy();
         expect(structured(recancel).order.status).toBe("cancelled");
@@ -184,7 +176,7 @@ for (const [name, connect] of VARIANTS) {
         expect(okOf(await m.call("sign_and_submit", { order_id: a })).status).toBe("open");
         expect(okOf(await m.call("sign_and_submit", { order_id: b })).status).toBe("open");
         await m.callDropped("cancel_all", { market_id: DEM_YES });
-        await until(async () => (await s.client.getOrder(a)).status === "cancelled", "the dropped cancel_all to land");
+        await until("the dropped cancel_all to land", async () => (await s.client.getOrder(a)).status === "cancelled", 10_000);
         const again = okOf(await m.call("cancel_all", { market_id: DEM_YES }));
         expect(again).toMatchObject({ cancelled: [], failed: [], filled: [], breaker: "closed", market_id: DEM_YES });
         expect((await s.client.getOrder(b)).status).toBe("open");
@@ -243,8 +235,8 @@ for (const [name, connect] of VARIANTS) {
 
         // kill_switch, its answer lost: the retry is a success that changes nothing more; the lists include filled.
         await m.callDropped("kill_switch", { reason: "model retry test" });
-        await until(async () => (await s.client.getAgent(s.agent.id)).breaker.state === "tripped", "the dropped kill to land");
-        await until(async () => (await s.client.getOrder(after)).status === "cancelled", "the dropped kill's cancels");
+        await until("the dropped kill to land", async () => (await s.client.getAgent(s.agent.id)).breaker.state === "tripped", 10_000);
+        await until("the dropped kill's cancels", async () => (await s.client.getOrder(after)).status === "cancelled", 10_000);
         const rekill = await m.call("kill_switch", {});
         expect(rekill.isError).toBeFalsy();
         expect(structured(rekill)).toMatchObject({ cancelled: [], filled: [], failed: [] });

@@ -11,6 +11,7 @@ import { ClobVenue } from "../../src/venues/clob/clob-venue.ts";
 import { MarketChannel } from "../../src/venues/clob/market-channel.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import type { Market, OrderMessage, VenueCredentials } from "../../src/venues/venue.ts";
+import { until } from "../support/until.ts";
 
 const FIXTURE = resolve(import.meta.dir, "../../fixtures/markets.json");
 const ZERO32 = `0x${"00".repeat(32)}` as const;
@@ -45,15 +46,6 @@ function msg(tokenId: string, side: "buy" | "sell", price: string, shares: strin
 
 const requests = async (route: string): Promise<number> => ((await (await fetch(`${sim.url}/_sim/stats`)).json()) as { requests: Record<string, number> }).requests[route] ?? 0;
 const post = (path: string, body: unknown) => fetch(`${sim.url}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await cond()) return;
-    await Bun.sleep(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 beforeAll(async () => {
   sim = startVenueSim({ port: 0, marketsFile: FIXTURE });

@@ -13,6 +13,7 @@ import type { OrderMessage, VenueCredentials } from "../../src/venues/venue.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { agentOfWallet, clobVenueAt, TOKEN } from "./clob-service.ts";
+import { until } from "../support/until.ts";
 
 const LIMITS = { daily_volume_usdc: 100_000, capital_usdc: 100_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, duplicate_window_s: 0 };
 const WALLET = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
@@ -29,15 +30,6 @@ afterAll(async () => {
 
 const requests = async (): Promise<Record<string, number>> => ((await (await fetch(`${sim.url}/_sim/stats`)).json()) as { requests: Record<string, number> }).requests;
 const post = (path: string, body: unknown) => fetch(`${sim.url}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await cond()) return;
-    await Bun.sleep(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 let salt = 9000;
 function bid(price: string, shares: string): OrderMessage {
   const s = toUnits(shares, 6);

@@ -15,6 +15,7 @@ import { type OpenCredentials, UserChannel } from "../../src/venues/clob/user-ch
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import markets from "../../fixtures/markets.json" with { type: "json" };
 import { officialSigner } from "../support/official-client.ts";
+import { until } from "../support/until.ts";
 
 const ALICE_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d" as Hex;
 const BOB_KEY = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a" as Hex;
@@ -50,16 +51,6 @@ const openAlice: OpenCredentials = (use) => {
 };
 
 const post = (path: string, body: unknown) => fetch(`${sim.url}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
-
-async function until<T>(what: string, get: () => T | undefined | null | false, ms = 3000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 const of = (orderId: string, kind?: VenueReport["kind"], source?: string) =>
   reports.filter((r) => r.ref.venueOrderId?.toLowerCase() === orderId.toLowerCase() && (!kind || r.kind === kind) && (!source || r.source === source));

@@ -15,6 +15,7 @@ import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { agentOfWallet, clobVenueAt, TOKEN, walletOf } from "./clob-service.ts";
+import { until } from "../support/until.ts";
 
 const LIMITS = { daily_volume_usdc: 100_000, capital_usdc: 100_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, duplicate_window_s: 0 };
 
@@ -25,16 +26,6 @@ beforeAll(() => {
 afterAll(async () => {
   await sim?.stop();
 });
-
-async function until<T>(what: string, get: () => T | undefined | null | false, ms = 3000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = get();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 describeEachDatabase("venue sources in the service (VENUE=clob)", (_kind, database) => {
   let t: TestApp;
