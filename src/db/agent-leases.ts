@@ -39,6 +39,7 @@ const RELEASED = "agent_lease_released";
 
 class HeldLease implements AgentLease {
   lost = false;
+  released = false;
   /** Local time after which this process no longer relies on the lease (renewal start + TTL). */
   validUntil: number;
   constructor(
@@ -177,6 +178,7 @@ export class DbLeases implements LeasePort {
   async release(lease: AgentLease): Promise<void> {
     const held = lease as HeldLease;
     const wasHeld = this.held.get(lease.agentId) === held;
+    if (!held.lost) held.released = true;
     held.lost = true;
     // Asked for urgently (a kill): handed to that instance directly with a new epoch, live for one TTL
     // (it takes it at once; if it does not, the lease lapses as a dead owner's would).

@@ -296,6 +296,11 @@ export const idempotencyKeys = pgTable(
     reservedId: text("reserved_id"),
     /** The instance (INSTANCE_ID) that claimed the key: only a dead instance's records in progress are interrupted. */
     owner: text("owner"),
+    /**
+     * The run holding the record (a token written by the claim and by each resume): the run's later
+     * writes of the record are conditional on it (migration 0022, src/http/idempotency-store.ts).
+     */
+    run: text("run"),
   },
   (t) => [
     primaryKey({ columns: [t.scope, t.key] }),

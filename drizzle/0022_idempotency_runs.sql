@@ -1,0 +1,5 @@
+-- The run of a request that holds an Idempotency-Key record (issue 23): each claim, and each retry that
+-- resumes an interrupted record, writes a fresh token; the run's later writes of the record (its answer,
+-- its release, its interruption) are conditional on it, so a run that lost its agent's lease, or was
+-- paused while another instance resolved its record, changes nothing of a record that is no longer its own.
+ALTER TABLE "idempotency_keys" ADD COLUMN "run" text;
