@@ -17,7 +17,7 @@ import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository
 import { events, fills, idempotencyKeys, orders, riskDecisions } from "../../src/db/schema.ts";
 import { IdempotencyStore } from "../../src/http/idempotency-store.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
-import { describeEachDatabase } from "../support/databases.ts";
+import { describeEachDatabase, rowsOf } from "../support/databases.ts";
 import { newTrader } from "../support/payload.ts";
 
 const quiet = { info: () => {}, warn: () => {} };
@@ -178,6 +178,22 @@ describeEachDatabase("writes fenced on the agent's lease beside the orders'", (k
     expect([await stored(staleInBatch), await stored(currentInBatch)]).toEqual([false, true]);
     expect([await rejectedEvents(staleInBatch), await rejectedEvents(currentInBatch)]).toEqual([0, 1]);
     await two.release(current);
+  });
+
+  test.skipIf(kind === "pglite")("the kill's audit rows: a kill by an instance whose lease was taken over stores no kills row and no kill event (PostgreSQL: PGlite's writes are not fenced)", async () => {
+    const trader = await newTrader(t);
+    const id = trader.agent.id;
+    // The app's actor holds the agent; another instance takes it over (a new epoch) without it knowing.
+    expect((await t.call("GET", `/v1/agents/${id}`, { key: trader.key })).status).toBe(200);
+    await database.db.execute(sql`update agent_leases set owner = 'another-instance', epoch = epoch + 1, expires_at = clock_timestamp() + interval '10 seconds' where agent_id = ${id}`);
+    const killed = await t.call("POST", `/v1/agents/${id}/kill`, { key: trader.key, body: {} });
+    expect({ status: killed.status, code: killed.body.code }).toEqual({ status: 503, code: "agent_busy" });
+    const count = async (q: ReturnType<typeof sql>) => Number((await rowsOf(database, q))[0].n);
+    expect(await count(sql`select count(*) as n from kills where agent_id = ${id}`)).toBe(0);
+    expect(await count(sql`select count(*) as n from events where agent_id = ${id} and type in ('kill', 'breaker')`)).toBe(0);
+    expect((await rowsOf(database, sql`select breaker_state from agents where id = ${id}`))[0].breaker_state).toBe("closed");
+    expect(t.logs.some((l) => l.includes("lease lost") && l.includes(id))).toBe(true);
+    await database.db.execute(sql`update agent_leases set owner = null, expires_at = clock_timestamp() where agent_id = ${id}`);
   });
 
   test("Idempotency-Key records: a run's answer, release or interruption changes nothing once the record is no longer its own", async () => {
