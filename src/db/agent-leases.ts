@@ -110,11 +110,30 @@ export class DbLeases implements LeasePort {
     }
   }
 
-  private registerInstance() {
-    return this.database.db.execute(
-      sql`insert into service_instances (id, started_at, expires_at) values (${this.instanceId}, clock_timestamp(), clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond')
-          on conflict (id) do update set expires_at = excluded.expires_at`,
+  /** This instance's current life (service_instances.started_at), as its last registration found it. */
+  private life: string | null = null;
+
+  /**
+   * Registers (renews) this instance's row. A row that had lapsed (the process paused, cut off or
+   * stalled past its TTL) begins a new life: the records in progress of the earlier one are a dead
+   * run's for the other instances (IdempotencyStore), whatever this process does later.
+   */
+  private async registerInstance(): Promise<void> {
+    const rows = rowsOf(
+      await this.database.db.execute(
+        sql`insert into service_instances (id, started_at, expires_at) values (${this.instanceId}, clock_timestamp(), clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond')
+            on conflict (id) do update set expires_at = excluded.expires_at,
+              started_at = case when service_instances.expires_at < clock_timestamp() then excluded.started_at else service_instances.started_at end
+            returning started_at::text as life`,
+      ),
     );
+    const life = String(rows[0]?.life ?? "");
+    if (this.life !== null && life !== this.life && !this.stopped) {
+      this.opts.log.warn("this instance's registration had lapsed (paused, cut off or stalled past LEASE_TTL_MS): its requests in progress are left to the other instances to resolve", {
+        instance: this.instanceId,
+      });
+    }
+    this.life = life;
   }
 
   setHandlers(handlers: LeaseHandlers): void {

@@ -14,7 +14,7 @@
  * while another instance resolved the record changes nothing of it (docs/decisions.md
  * "Idempotency-Key records across a lease loss").
  */
-import { and, eq, isNull, lt, notInArray, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../db/database.ts";
 import { idempotencyKeys, serviceInstances } from "../db/schema.ts";
 import { newId } from "../domain/ids.ts";
@@ -23,6 +23,14 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const IN_PROGRESS = 0;
 /** In progress when the process that ran it stopped (crash, kill -9). */
 const INTERRUPTED = -1;
+
+/**
+ * Whether a record's owner is alive in the life its run belongs to: its instance's row not lapsed, and
+ * the same life (a row that lapsed and was registered again began a new one). Records from before
+ * lives were recorded (owner_life null) go by the row's expiry alone.
+ */
+const OWNER_ALIVE = sql`exists (select 1 from ${serviceInstances} s where s.id = ${idempotencyKeys.owner} and s.expires_at > clock_timestamp()
+  and (${idempotencyKeys.ownerLife} is null or s.started_at = ${idempotencyKeys.ownerLife}))`;
 
 export type Claim =
   | { kind: "claimed"; reservedId: string; run: string }
@@ -46,7 +54,7 @@ export class IdempotencyStore {
     const run = reservedId;
     const inserted = await this.db
       .insert(idempotencyKeys)
-      .values({ scope, key, requestHash, status: IN_PROGRESS, body: "", contentType: "", createdAt: now, reservedId, owner: this.owner, run })
+      .values({ scope, key, requestHash, status: IN_PROGRESS, body: "", contentType: "", createdAt: now, reservedId, owner: this.owner, run, ownerLife: this.life() })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key });
     if (inserted.length) return { kind: "claimed", reservedId, run };
@@ -69,7 +77,6 @@ export class IdempotencyStore {
    */
   private async interruptIfOwnerGone(scope: string, key: string): Promise<boolean> {
     if (!this.owner) return false;
-    const alive = this.db.select({ id: serviceInstances.id }).from(serviceInstances).where(sql`${serviceInstances.expiresAt} > clock_timestamp()`);
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status: INTERRUPTED })
@@ -79,11 +86,21 @@ export class IdempotencyStore {
           eq(idempotencyKeys.key, key),
           eq(idempotencyKeys.status, IN_PROGRESS),
           sql`${idempotencyKeys.owner} <> ${this.owner}`,
-          notInArray(idempotencyKeys.owner, alive),
+          sql`not ${OWNER_ALIVE}`,
         ),
       )
       .returning({ key: idempotencyKeys.key });
     return rows.length > 0;
+  }
+
+  /**
+   * The current life of this instance (its `service_instances.started_at`), read in the statement that
+   * writes it on a record: null while its row has lapsed (paused or cut off past its TTL).
+   */
+  private life() {
+    return this.owner
+      ? sql`(select ${serviceInstances.startedAt} from ${serviceInstances} where ${serviceInstances.id} = ${this.owner} and ${serviceInstances.expiresAt} > clock_timestamp())`
+      : null;
   }
 
   /** Whether the answer to this very request is stored under the key (completed, not expired); claims nothing. */
@@ -124,7 +141,18 @@ export class IdempotencyStore {
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status: INTERRUPTED })
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.run, run), eq(idempotencyKeys.status, IN_PROGRESS)))
+      .where(
+        and(
+          eq(idempotencyKeys.scope, scope),
+          eq(idempotencyKeys.key, key),
+          eq(idempotencyKeys.run, run),
+          eq(idempotencyKeys.status, IN_PROGRESS),
+          // Only in the life of this instance the run belongs to: once its registration lapsed (a
+          // paused process), the record is a dead run's for the others (OWNER_ALIVE) and this
+          // process writes nothing more of it.
+          this.owner ? sql`(${idempotencyKeys.ownerLife} is null or ${idempotencyKeys.ownerLife} = ${this.life()})` : undefined,
+        ),
+      )
       .returning({ key: idempotencyKeys.key });
     return rows.length > 0;
   }
@@ -143,7 +171,6 @@ export class IdempotencyStore {
       const rows = await this.db.update(idempotencyKeys).set({ status: INTERRUPTED }).where(eq(idempotencyKeys.status, IN_PROGRESS)).returning({ key: idempotencyKeys.key });
       return rows.length;
     }
-    const alive = this.db.select({ id: serviceInstances.id }).from(serviceInstances).where(sql`${serviceInstances.expiresAt} > clock_timestamp()`);
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status: INTERRUPTED })
@@ -153,7 +180,7 @@ export class IdempotencyStore {
           or(
             isNull(idempotencyKeys.owner),
             opts.startup && this.owner ? eq(idempotencyKeys.owner, this.owner) : undefined,
-            and(this.owner ? sql`${idempotencyKeys.owner} <> ${this.owner}` : undefined, notInArray(idempotencyKeys.owner, alive)),
+            and(this.owner ? sql`${idempotencyKeys.owner} <> ${this.owner}` : undefined, sql`not ${OWNER_ALIVE}`),
           ),
         ),
       )
@@ -170,7 +197,7 @@ export class IdempotencyStore {
     const run = newId("ord", now.getTime()).slice(4);
     const rows = await this.db
       .update(idempotencyKeys)
-      .set({ status: IN_PROGRESS, run, owner: this.owner })
+      .set({ status: IN_PROGRESS, run, owner: this.owner, ownerLife: this.life() })
       .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, INTERRUPTED)))
       .returning({ key: idempotencyKeys.key });
     return rows.length > 0 ? run : null;

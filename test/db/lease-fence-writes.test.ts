@@ -236,5 +236,24 @@ describeEachDatabase("writes fenced on the agent's lease beside the orders'", (k
     expect(await a.complete(scope, "k2", live.run, 201, "late", "application/json")).toBe(false);
     await a.release(scope, "k2", live.run);
     expect((await record("k2")).status).toBe(-1);
+
+    // A paused instance comes back and registers again: a new life. Its records of the earlier life are a
+    // dead run's for the others (interrupted by the retry that finds them), and the instance itself
+    // writes nothing more of them: not even leaving them interrupted.
+    const aId = `${kind}-fw-a-${process.pid}`;
+    await database.db.execute(sql`update service_instances set started_at = now() - interval '1 minute', expires_at = now() + interval '1 hour' where id = ${aId}`);
+    const old1 = await a.claim(scope, "k3", "h");
+    const old2 = await a.claim(scope, "k4", "h");
+    if (old1.kind !== "claimed" || old2.kind !== "claimed") throw new Error("not claimed");
+    expect((await b.claim(scope, "k3", "h")).kind).toBe("in_progress");
+    await database.db.execute(sql`update service_instances set started_at = now(), expires_at = now() + interval '1 hour' where id = ${aId}`);
+    expect((await b.claim(scope, "k3", "h")).kind).toBe("interrupted");
+    expect(await a.interrupt(scope, "k4", old2.run)).toBe(false);
+    expect((await record("k4")).status).toBe(0);
+    // Its run of the new life is its own as before.
+    const fresh = await a.claim(scope, "k5", "h");
+    if (fresh.kind !== "claimed") throw new Error(fresh.kind);
+    expect((await b.claim(scope, "k5", "h")).kind).toBe("in_progress");
+    expect(await a.interrupt(scope, "k5", fresh.run)).toBe(true);
   });
 });
