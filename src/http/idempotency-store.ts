@@ -71,26 +71,34 @@ export class IdempotencyStore {
   }
 
   /**
-   * A record in progress whose instance is gone (its `service_instances` row lapsed: it died, or is
-   * paused or cut off past its lease) is interrupted at once by the retry that finds it, rather than
-   * at the next periodic pass (interruptInFlight): the retry resolves now. Another instance's only.
+   * A record in progress whose run is dead (its instance's row lapsed: it died, or is paused or cut off
+   * past its lease; or the run is of an earlier life of its instance, this one's too) is interrupted at
+   * once by the retry that finds it, rather than at the next periodic pass (interruptInFlight): the
+   * retry resolves now.
    */
   private async interruptIfOwnerGone(scope: string, key: string): Promise<boolean> {
     if (!this.owner) return false;
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status: INTERRUPTED })
-      .where(
-        and(
-          eq(idempotencyKeys.scope, scope),
-          eq(idempotencyKeys.key, key),
-          eq(idempotencyKeys.status, IN_PROGRESS),
-          sql`${idempotencyKeys.owner} <> ${this.owner}`,
-          sql`not ${OWNER_ALIVE}`,
-        ),
-      )
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, IN_PROGRESS), sql`not ${OWNER_ALIVE}`))
       .returning({ key: idempotencyKeys.key });
     return rows.length > 0;
+  }
+
+  /**
+   * Run `run`'s record, in progress, in the life of this instance the run belongs to: once this
+   * instance's registration lapsed (a paused or stalled process), its runs of the earlier life are dead
+   * runs whose records the retries resolve (OWNER_ALIVE), and this process writes nothing more of them.
+   */
+  private ownRun(scope: string, key: string, run: string) {
+    return and(
+      eq(idempotencyKeys.scope, scope),
+      eq(idempotencyKeys.key, key),
+      eq(idempotencyKeys.run, run),
+      eq(idempotencyKeys.status, IN_PROGRESS),
+      this.owner ? sql`(${idempotencyKeys.ownerLife} is null or ${idempotencyKeys.ownerLife} = ${this.life()})` : undefined,
+    );
   }
 
   /**
@@ -117,7 +125,7 @@ export class IdempotencyStore {
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status, body, contentType })
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.run, run), eq(idempotencyKeys.status, IN_PROGRESS)))
+      .where(this.ownRun(scope, key, run))
       .returning({ key: idempotencyKeys.key });
     return rows.length > 0;
   }
@@ -141,18 +149,7 @@ export class IdempotencyStore {
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status: INTERRUPTED })
-      .where(
-        and(
-          eq(idempotencyKeys.scope, scope),
-          eq(idempotencyKeys.key, key),
-          eq(idempotencyKeys.run, run),
-          eq(idempotencyKeys.status, IN_PROGRESS),
-          // Only in the life of this instance the run belongs to: once its registration lapsed (a
-          // paused process), the record is a dead run's for the others (OWNER_ALIVE) and this
-          // process writes nothing more of it.
-          this.owner ? sql`(${idempotencyKeys.ownerLife} is null or ${idempotencyKeys.ownerLife} = ${this.life()})` : undefined,
-        ),
-      )
+      .where(this.ownRun(scope, key, run))
       .returning({ key: idempotencyKeys.key });
     return rows.length > 0;
   }
@@ -205,9 +202,7 @@ export class IdempotencyStore {
 
   /** Forgets run `run`'s claim, whose request did not finish in a way worth replaying (nothing when it is no longer that run's). */
   async release(scope: string, key: string, run: string): Promise<void> {
-    await this.db
-      .delete(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.run, run), eq(idempotencyKeys.status, IN_PROGRESS)));
+    await this.db.delete(idempotencyKeys).where(this.ownRun(scope, key, run));
   }
 
   private async sweep(now: Date): Promise<void> {
