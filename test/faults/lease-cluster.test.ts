@@ -552,6 +552,11 @@ run("agent leases across three instances on one PostgreSQL", () => {
     await db!`insert into write_watch (agent_id) values (${trader}), (${killed})`;
     try {
       // The venue answers slowly: the owner's placements and the kill's cancels are under way when it is paused.
+      const venueCalls = async () => {
+        const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as { requests: Record<string, number> };
+        return { posts: stats.requests["POST /order"] ?? 0, cancels: (stats.requests["DELETE /order"] ?? 0) + (stats.requests["DELETE /orders"] ?? 0) };
+      };
+      const before = await venueCalls();
       await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ latency_ms: 600, cancel_latency_ms: 600 }) });
       const sent: { key: string; agent: string; body: unknown; path: string; status?: number; orderId?: string }[] = [];
       const send = async (rec: (typeof sent)[number]) => {
@@ -578,11 +583,9 @@ run("agent leases across three instances on one PostgreSQL", () => {
         }
       })();
       // Paused once the venue has the placements and the kill's cancels (they wait out its latency).
-      for (let i = 0; i < 100; i++) {
-        const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as { requests: Record<string, number> };
-        const posts = stats.requests["POST /order"] ?? 0;
-        const cancels = (stats.requests["DELETE /order"] ?? 0) + (stats.requests["DELETE /orders"] ?? 0);
-        if (posts >= 7 && cancels >= 1) break;
+      for (let i = 0; i < 150; i++) {
+        const now = await venueCalls();
+        if (now.posts - before.posts >= 6 && now.cancels > before.cancels) break;
         await Bun.sleep(20);
       }
       pausing = true;
