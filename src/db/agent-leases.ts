@@ -116,14 +116,18 @@ export class DbLeases implements LeasePort {
   /**
    * Registers (renews) this instance's row. A row that had lapsed (the process paused, cut off or
    * stalled past its TTL) begins a new life: the records in progress of the earlier one are a dead
-   * run's for the other instances (IdempotencyStore), whatever this process does later.
+   * run's for the other instances (IdempotencyStore), whatever this process does later. A row a
+   * clean stop lapsed (`-infinity`, stop()) does not: a process started again under the name interrupts
+   * the records of its earlier run at start-up anyway (and test apps that share one name in one process
+   * do not end each other's lives by stopping).
    */
   private async registerInstance(): Promise<void> {
     const rows = rowsOf(
       await this.database.db.execute(
         sql`insert into service_instances (id, started_at, expires_at) values (${this.instanceId}, clock_timestamp(), clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond')
             on conflict (id) do update set expires_at = excluded.expires_at,
-              started_at = case when service_instances.expires_at < clock_timestamp() then excluded.started_at else service_instances.started_at end
+              started_at = case when service_instances.expires_at < clock_timestamp() and service_instances.expires_at <> '-infinity'::timestamptz
+                                then excluded.started_at else service_instances.started_at end
             returning started_at::text as life`,
       ),
     );
@@ -321,8 +325,9 @@ export class DbLeases implements LeasePort {
     this.timer = null;
     await Promise.allSettled(this.unlisten.map((u) => u()));
     try {
-      // The instance is gone: its records in progress may be resolved by the others at once.
-      await this.database.db.execute(sql`update service_instances set expires_at = clock_timestamp() where id = ${this.instanceId}`);
+      // The instance is gone: its records in progress may be resolved by the others at once (-infinity:
+      // lapsed by a clean stop, see registerInstance).
+      await this.database.db.execute(sql`update service_instances set expires_at = '-infinity' where id = ${this.instanceId}`);
     } catch {
       // the database is unreachable: the row lapses by itself
     }

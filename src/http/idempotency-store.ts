@@ -71,17 +71,27 @@ export class IdempotencyStore {
   }
 
   /**
-   * A record in progress whose run is dead (its instance's row lapsed: it died, or is paused or cut off
-   * past its lease; or the run is of an earlier life of its instance, this one's too) is interrupted at
-   * once by the retry that finds it, rather than at the next periodic pass (interruptInFlight): the
-   * retry resolves now.
+   * A record in progress whose run is dead (another instance's whose row lapsed: it died, or is paused
+   * or cut off past its lease; or a run of an earlier life of its instance, this one's too) is
+   * interrupted at once by the retry that finds it, rather than at the next periodic pass
+   * (interruptInFlight): the retry resolves now. This instance's own runs are dead only once its life
+   * changed (its own row lapsing for a moment does not end the runs it is still making).
    */
   private async interruptIfOwnerGone(scope: string, key: string): Promise<boolean> {
     if (!this.owner) return false;
+    const ownLife = sql`(select ${serviceInstances.startedAt} from ${serviceInstances} where ${serviceInstances.id} = ${this.owner})`;
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status: INTERRUPTED })
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, IN_PROGRESS), sql`not ${OWNER_ALIVE}`))
+      .where(
+        and(
+          eq(idempotencyKeys.scope, scope),
+          eq(idempotencyKeys.key, key),
+          eq(idempotencyKeys.status, IN_PROGRESS),
+          sql`not ${OWNER_ALIVE}`,
+          sql`(${idempotencyKeys.owner} <> ${this.owner} or ${idempotencyKeys.ownerLife} <> ${ownLife})`,
+        ),
+      )
       .returning({ key: idempotencyKeys.key });
     return rows.length > 0;
   }

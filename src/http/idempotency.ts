@@ -155,7 +155,7 @@ export function idempotency(deps: { store: IdempotencyStore; logger: Logger; res
           // left interrupted, its retry answers what the database holds, or runs once if nothing was
           // written (the same reserved id).
           const left = await store.interrupt(scope, idemKey, run).catch(() => false);
-          logger.warn("lease lost while the request ran: its Idempotency-Key record is left interrupted, for its retry to resolve", {
+          logger.warn("lease lost while the request ran: its Idempotency-Key record is not released but left to its retry to resolve", {
             request_id: meta.id,
             status: response.status,
             left_interrupted: left,
