@@ -18,6 +18,12 @@ export interface Fence {
 export interface AgentLease extends Fence {
   /** True once this process no longer holds it (released, taken over, or lapsed). */
   readonly lost: boolean;
+  /**
+   * True when this process gave the lease up itself (`release`: a hand-over, an idle actor dropped):
+   * `lost` without `released` means it was taken from this process (taken over once lapsed, or a
+   * write refused), so work that ran under it may have been cut off midway.
+   */
+  readonly released?: boolean;
 }
 
 export interface LeaseHandlers {

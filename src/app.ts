@@ -42,7 +42,7 @@ import { IntentService } from "./modules/intents/service.ts";
 import { ordersModule } from "./modules/orders/index.ts";
 import { OrderRepository, type OrderRow } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
-import { FillStore } from "./db/fill-store.ts";
+import { type FillDecision, type FillInput, FillStore } from "./db/fill-store.ts";
 import { ActorVenueReportSink } from "./modules/orders/venue-report-sink.ts";
 import { PositionService } from "./modules/positions/service.ts";
 import { positionsModule } from "./modules/positions/index.ts";
@@ -201,13 +201,15 @@ export function createServices(parts: {
     onEvents,
   });
   const fills = new FillStore(database.db, orderEvent, () => new Date(clock.now()));
+  // The fills port over a fill store (the whole one, or one fenced on an agent's lease).
+  const fillPort = (store: FillStore) => ({
+    applyFill: (id: string, f: FillInput, decide: FillDecision) => store.applyFill(id, f, decide),
+    revertFill: (id: string, ref: Parameters<FillStore["revertFill"]>[1], decide: FillDecision) => store.revertFill(id, ref, decide),
+  });
   // The actors' order path: the store, the venue and the credentials, as the ports they define.
   agents.connect({
     orders: orderRepo,
-    fills: {
-      applyFill: (id, f, decide) => fills.applyFill(id, f, decide),
-      revertFill: (id, ref, decide) => fills.revertFill(id, ref, decide),
-    },
+    fills: fillPort(fills),
     ...(balances ? { balances } : {}),
     venue,
     credentials,
@@ -234,7 +236,7 @@ export function createServices(parts: {
       warn: (message, fields) => logger.warn(message, fields),
       error: (message, fields) => logger.error(message, fields),
     },
-  }, (fence) => orderRepo.fenced(fence));
+  }, (fence) => ({ orders: orderRepo.fenced(fence), fills: fillPort(fills.fenced(fence)) }));
   // Where the sources of the venue's truth hand their reports (the chain, the user channel, the paper venue).
   const venueReports = new ActorVenueReportSink({ fills, agents, logger });
   actorSink = venueReports;

@@ -13,6 +13,7 @@ import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts
 import { DataDirLockedError } from "./db/data-dir-lock.ts";
 import { openDatabase } from "./db/database.ts";
 import { checkSealKeyFingerprint } from "./db/agent-leases.ts";
+import { claimInstanceId } from "./db/instance-id-lock.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { createVenue } from "./venues/create-venue.ts";
@@ -51,7 +52,8 @@ async function main() {
     config.databaseUrl
       ? // A session idle in a transaction past the lease's time to live is ended: a paused process cannot
         // hold a lease row's lock (agent_lease_fence) past its lease.
-        { kind: "postgres", url: config.databaseUrl, idleInTransactionMs: config.lease.ttlMs }
+        // Each session names its instance (pg_stat_activity's application_name).
+        { kind: "postgres", url: config.databaseUrl, idleInTransactionMs: config.lease.ttlMs, applicationName: `brokerage ${config.instanceId}` }
       : { kind: "pglite", dataDir: config.dataDir },
   ).catch(
     (error: unknown) => {
@@ -63,6 +65,16 @@ async function main() {
       throw error;
     },
   );
+  // One process per INSTANCE_ID: two under one name would each take the other's agent leases (and
+  // Idempotency-Key records) for their own. The name's lock is held for the process's life.
+  if (!(await claimInstanceId(database, config.instanceId))) {
+    console.error(
+      `configuration error: another process on this database is running as INSTANCE_ID=${config.instanceId}. ` +
+        `Every instance on one database needs its own INSTANCE_ID (by default the host name and pid): stop the other process, or start this one under another name.`,
+    );
+    await database.close();
+    process.exit(2);
+  }
   // One seal key per database: an instance with another key could not open the credentials the
   // others sealed (and a kill through it could not cancel with them).
   const otherKey = await checkSealKeyFingerprint(database, vault.fingerprint());

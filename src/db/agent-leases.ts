@@ -39,6 +39,7 @@ const RELEASED = "agent_lease_released";
 
 class HeldLease implements AgentLease {
   lost = false;
+  released = false;
   /** Local time after which this process no longer relies on the lease (renewal start + TTL). */
   validUntil: number;
   constructor(
@@ -109,11 +110,34 @@ export class DbLeases implements LeasePort {
     }
   }
 
-  private registerInstance() {
-    return this.database.db.execute(
-      sql`insert into service_instances (id, started_at, expires_at) values (${this.instanceId}, clock_timestamp(), clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond')
-          on conflict (id) do update set expires_at = excluded.expires_at`,
+  /** This instance's current life (service_instances.started_at), as its last registration found it. */
+  private life: string | null = null;
+
+  /**
+   * Registers (renews) this instance's row. A row that had lapsed (the process paused, cut off or
+   * stalled past its TTL) begins a new life: the records in progress of the earlier one are a dead
+   * run's for the other instances (IdempotencyStore), whatever this process does later. A row a
+   * clean stop lapsed (`-infinity`, stop()) does not: a process started again under the name interrupts
+   * the records of its earlier run at start-up anyway (and test apps that share one name in one process
+   * do not end each other's lives by stopping).
+   */
+  private async registerInstance(): Promise<void> {
+    const rows = rowsOf(
+      await this.database.db.execute(
+        sql`insert into service_instances (id, started_at, expires_at) values (${this.instanceId}, clock_timestamp(), clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond')
+            on conflict (id) do update set expires_at = excluded.expires_at,
+              started_at = case when service_instances.expires_at < clock_timestamp() and service_instances.expires_at <> '-infinity'::timestamptz
+                                then excluded.started_at else service_instances.started_at end
+            returning started_at::text as life`,
+      ),
     );
+    const life = String(rows[0]?.life ?? "");
+    if (this.life !== null && life !== this.life && !this.stopped) {
+      this.opts.log.warn("this instance's registration had lapsed (paused, cut off or stalled past LEASE_TTL_MS): its requests in progress are left to the other instances to resolve", {
+        instance: this.instanceId,
+      });
+    }
+    this.life = life;
   }
 
   setHandlers(handlers: LeaseHandlers): void {
@@ -177,6 +201,7 @@ export class DbLeases implements LeasePort {
   async release(lease: AgentLease): Promise<void> {
     const held = lease as HeldLease;
     const wasHeld = this.held.get(lease.agentId) === held;
+    if (!held.lost) held.released = true;
     held.lost = true;
     // Asked for urgently (a kill): handed to that instance directly with a new epoch, live for one TTL
     // (it takes it at once; if it does not, the lease lapses as a dead owner's would).
@@ -300,8 +325,9 @@ export class DbLeases implements LeasePort {
     this.timer = null;
     await Promise.allSettled(this.unlisten.map((u) => u()));
     try {
-      // The instance is gone: its records in progress may be resolved by the others at once.
-      await this.database.db.execute(sql`update service_instances set expires_at = clock_timestamp() where id = ${this.instanceId}`);
+      // The instance is gone: its records in progress may be resolved by the others at once (-infinity:
+      // lapsed by a clean stop, see registerInstance).
+      await this.database.db.execute(sql`update service_instances set expires_at = '-infinity' where id = ${this.instanceId}`);
     } catch {
       // the database is unreachable: the row lapses by itself
     }

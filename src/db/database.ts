@@ -32,6 +32,12 @@ export interface Database {
   ping(): Promise<boolean>;
   /** LISTEN on `channel` (its own connection on PostgreSQL); resolves with the function that stops listening. */
   listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * PostgreSQL: takes the session-level advisory lock named `name` on a connection reserved for this
+   * process's life (released when the database closes, or when the process dies and its session ends);
+   * false when another session holds it. Absent on PGlite (one process: its data-directory lock).
+   */
+  lockForLife?(name: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -40,26 +46,37 @@ export type OpenOptions =
    * `idleInTransactionMs`: PostgreSQL ends a session idle inside a transaction for that long (a paused
    * or cut-off process cannot hold a lease row's lock past its lease; see src/db/agent-leases.ts).
    */
-  | { kind: "postgres"; url: string; max?: number; idleInTransactionMs?: number }
+  | {
+      kind: "postgres";
+      url: string;
+      max?: number;
+      idleInTransactionMs?: number;
+      /** The sessions' `application_name` (pg_stat_activity names the instance each session is of). */
+      applicationName?: string;
+    }
   | { kind: "pglite"; dataDir: string }
   /** PGlite in a directory that is used as is (tests copy a migrated template there). */
   | { kind: "pglite-dir"; dir: string };
 
 export async function openDatabase(opts: OpenOptions, migrate = true): Promise<Database> {
-  const database = opts.kind === "postgres" ? await openPostgres(opts.url, opts.max ?? 10, opts.idleInTransactionMs) : await openPglite(opts.kind === "pglite" ? join(opts.dataDir, "pg") : opts.dir);
+  const database =
+    opts.kind === "postgres"
+      ? await openPostgres(opts.url, opts.max ?? 10, opts.idleInTransactionMs, opts.applicationName)
+      : await openPglite(opts.kind === "pglite" ? join(opts.dataDir, "pg") : opts.dir);
   if (migrate) await runMigrations(database.db);
   return database;
 }
 
-async function openPostgres(url: string, max: number, idleInTransactionMs?: number): Promise<Database> {
+async function openPostgres(url: string, max: number, idleInTransactionMs?: number, applicationName?: string): Promise<Database> {
   const { default: postgres } = await import("postgres");
   const { drizzle } = await import("drizzle-orm/postgres-js");
+  const appName: Record<string, string> = applicationName ? { application_name: applicationName.slice(0, 63) } : {};
   const client = postgres(url, {
     max,
     onnotice: () => {},
     prepare: true,
     connect_timeout: 10,
-    ...(idleInTransactionMs ? { connection: { idle_in_transaction_session_timeout: idleInTransactionMs } } : {}),
+    connection: { ...appName, ...(idleInTransactionMs ? { idle_in_transaction_session_timeout: idleInTransactionMs } : {}) },
   });
   const db = drizzle({ client, schema }) as unknown as Db;
   // The hot statement (the group-commit insert) goes through Bun's built-in client on a small
@@ -68,7 +85,9 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
   // cost most of it). Everything else stays on drizzle and postgres-js.
   // The database is named explicitly: Bun lets PGDATABASE override the one in a URL, postgres-js does not.
   const database = decodeURIComponent(new URL(url).pathname.slice(1));
-  const hot = new SQL(url, { max: HOT_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}) });
+  const hot = new SQL(url, { max: HOT_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}), ...(applicationName ? { connection: appName } : {}) });
+  /** The connection holding this process's session-level locks (lockForLife), taken out of the pool for good. */
+  let lifeSession: Awaited<ReturnType<typeof client.reserve>> | null = null;
   return {
     kind: "postgres",
     db,
@@ -80,7 +99,15 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
       const { unlisten } = await client.listen(channel, onPayload);
       return unlisten;
     },
+    lockForLife: async (name) => {
+      lifeSession ??= await client.reserve();
+      // A 64-bit key of the name (hashtextextended), in the single-key space: apart from the agents'
+      // two-key advisory locks (agent_lease_fence), and no collision between names to speak of.
+      const [row] = await lifeSession`select pg_try_advisory_lock(hashtextextended(${name}, 0)) as got`;
+      return row?.got === true;
+    },
     close: async () => {
+      lifeSession?.release();
       await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 })]);
     },
   };

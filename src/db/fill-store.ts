@@ -8,6 +8,8 @@ import type { OrderStatus } from "../domain/order-status.ts";
 import type { FillRecord as FillInput, FillTotals } from "../domain/fill.ts";
 import type { Db } from "./database.ts";
 import { events, type FillRowStatus, fills, type OrderHistoryEntry, orders } from "./schema.ts";
+import type { Fence } from "../../actors/lease-port.ts";
+import { fenceCheck, fenced } from "./lease-fence.ts";
 
 export type FillRow = typeof fills.$inferSelect;
 type OrderRow = typeof orders.$inferSelect;
@@ -36,11 +38,37 @@ class Refused extends Error {
 }
 
 export class FillStore {
+  /** The agent lease this view's writes are fenced on (`fenced`); none: unfenced (one process, tests). */
+  protected fence: Fence | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly orderEvent: (row: OrderRow) => Record<string, unknown>,
     private readonly now: () => Date,
   ) {}
+
+  /**
+   * This store with its writes (applyFill, revertFill) fenced on `fence`, the lease the agent's actor
+   * runs under: the fence's check is the first statement of the write's own transaction, so a writer
+   * whose epoch is stale changes nothing (LeaseLostError).
+   */
+  fenced(fence: Fence): this {
+    const view = Object.create(this) as this;
+    view.fence = fence;
+    return view;
+  }
+
+  /** `write` in a transaction that first checks the fence (when this view has one). */
+  private tx<T>(write: (tx: Db) => Promise<T>): Promise<T> {
+    const fence = this.fence;
+    if (!fence) return this.db.transaction((tx) => write(tx as unknown as Db));
+    return fenced(fence, () =>
+      this.db.transaction(async (tx) => {
+        await tx.execute(fenceCheck(fence));
+        return write(tx as unknown as Db);
+      }),
+    );
+  }
 
   /** The order a source names, by its EIP-712 hash or the venue's id. */
   async findOrder(ref: { orderHash?: string; venueOrderId?: string }): Promise<{ id: string; agentId: string } | null> {
@@ -64,7 +92,7 @@ export class FillStore {
   async applyFill(orderId: string, f: FillInput, decide: FillDecision): Promise<FillOutcome> {
     const now = this.now();
     try {
-      return await this.db.transaction(async (tx) => {
+      return await this.tx(async (tx) => {
         const [before] = await tx.select().from(orders).where(eq(orders.id, orderId)).for("update");
         if (!before) return { kind: "not_found" as const };
         const beforeTotals = await totalsOf(tx, orderId);
@@ -204,7 +232,7 @@ export class FillStore {
   async revertFill(orderId: string, ref: { fillKey: string; tradeId?: string; txHash?: string; logIndex?: number }, decide: FillDecision): Promise<FillOutcome> {
     const now = this.now();
     try {
-      return await this.db.transaction(async (tx) => {
+      return await this.tx(async (tx) => {
         const [before] = await tx.select().from(orders).where(eq(orders.id, orderId)).for("update");
         if (!before) return { kind: "not_found" as const };
         const beforeTotals = await totalsOf(tx, orderId);

@@ -25,6 +25,8 @@ export type NewOrderRow = typeof orders.$inferInsert;
 export type NewDecisionRow = typeof riskDecisions.$inferInsert;
 /** A new order as the group-commit writer carries it: with the epoch of the lease its writer holds, when fenced. */
 type PendingOrderRow = NewOrderRow & { leaseEpoch?: number };
+/** A rejected decision as its group-commit writer carries it (the same, for its fence). */
+type PendingDecisionRow = NewDecisionRow & { leaseEpoch?: number };
 /** What restoring an order that rests at the venue needs of its row (OrderRepository.restingAtVenue). */
 export type RestingOrderRow = Pick<OrderRow, "id" | "mode" | "orderType" | "expiration" | "venueOrderId" | "orderHash" | "typedData" | "filledUnits" | "createdAt">;
 
@@ -33,7 +35,7 @@ export class OrderRepository {
   /** Approved orders, each with its approving decision. */
   private readonly orderWriter: BatchWriter<PendingOrderRow>;
   /** Rejected decisions (no order). */
-  private readonly rejectionWriter: BatchWriter<NewDecisionRow>;
+  private readonly rejectionWriter: BatchWriter<PendingDecisionRow>;
   /** Placements the venue answered (submitting → open/filled/cancelled), group-committed (transitionPlaced). */
   private readonly placedWriter: BatchWriter<PlacedTransition>;
   /** Each placed order's row as its batch left it (null: no longer submitting), until its caller reads it. */
@@ -70,7 +72,7 @@ export class OrderRepository {
     this.onEvents = opts.onEvents ?? (() => {});
     const writerOpts = { maxInFlight: opts.maxInFlight, maxBatch: Math.min(opts.maxBatch ?? MAX_BATCH, MAX_BATCH), onBatch: opts.onBatch };
     this.orderWriter = new BatchWriter<PendingOrderRow>((items) => this.insertApproved(items), writerOpts);
-    this.rejectionWriter = new BatchWriter<NewDecisionRow>((items) => this.insertRejections(items), writerOpts);
+    this.rejectionWriter = new BatchWriter<PendingDecisionRow>((items) => this.insertRejections(items), writerOpts);
     this.placedWriter = new BatchWriter<PlacedTransition>((items) => this.flushPlaced(items), writerOpts);
   }
 
@@ -98,9 +100,11 @@ export class OrderRepository {
     return view;
   }
 
-  /** Durably writes a rejected decision (and its `risk_rejected` event). */
+  /** Durably writes a rejected decision (and its `risk_rejected` event), fenced as insert() is. */
   async insertDecision(decision: NewDecisionRow): Promise<void> {
-    await this.rejectionWriter.write(decision);
+    const fence = this.fence;
+    const written = this.rejectionWriter.write(fence ? { ...decision, leaseEpoch: fence.epoch } : decision);
+    await (fence ? fenced(fence, () => written) : written);
     this.onEvents();
   }
 
@@ -117,31 +121,16 @@ export class OrderRepository {
   private insertApproved(items: PendingOrderRow[]): Promise<void> {
     const params: (string | null)[] = [];
     for (const o of items) pushValues(params, ORDER_COLUMNS, o);
-    let fencedRows = false;
-    for (const o of items) if (o.leaseEpoch !== undefined) fencedRows = true;
-    if (!fencedRows) return this.run(approvedStatement(items.length), params);
-    // After the columns, the batch's distinct (agent, epoch) pairs as two arrays: the statement checks
-    // them with agent_lease_fence (lease-fence.ts).
-    const agentIds: string[] = [];
-    const epochs: string[] = [];
-    const seen = new Set<string>();
-    for (const o of items) {
-      if (o.leaseEpoch === undefined) continue;
-      const pair = `${o.agentId} ${o.leaseEpoch}`;
-      if (seen.has(pair)) continue;
-      seen.add(pair);
-      agentIds.push(o.agentId);
-      epochs.push(String(o.leaseEpoch));
-    }
-    params.push(pgTextArray(agentIds), `{${epochs.join(",")}}`);
+    if (!pushFencePairs(params, items)) return this.run(approvedStatement(items.length), params);
     return this.run(fencedApprovedStatement(items.length), params);
   }
 
-  private insertRejections(items: NewDecisionRow[]): Promise<void> {
+  private insertRejections(items: PendingDecisionRow[]): Promise<void> {
     const params: (string | null)[] = [];
     for (const d of items) pushValues(params, DECISION_COLUMNS, d);
     for (const d of items) pushValues(params, EVENT_COLUMNS, rejectionEvent(d));
-    return this.run(rejectionStatement(items.length), params);
+    if (!pushFencePairs(params, items)) return this.run(rejectionStatement(items.length), params);
+    return this.run(fencedRejectionStatement(items.length), params);
   }
 
   /** Stores `order` events for rows a statement changed, in the statement's transaction. */
@@ -556,6 +545,28 @@ const fencedApprovedStatement = memoBySize((rows) => {
   return `${plain.slice(0, split)}), e as (${plain.slice(split + 2)}) select agent_lease_fence($${first + 1}::text[], $${first + 2}::int8[])`;
 });
 
+/**
+ * After a batch's columns, its distinct (agent, epoch) pairs as two array parameters (the fenced
+ * statements check them with agent_lease_fence, lease-fence.ts); false, and nothing pushed, when no
+ * row of the batch is fenced.
+ */
+function pushFencePairs(params: (string | null)[], items: readonly { agentId: string; leaseEpoch?: number }[]): boolean {
+  let agentIds: string[] | null = null;
+  const epochs: string[] = [];
+  const seen = new Set<string>();
+  for (const o of items) {
+    if (o.leaseEpoch === undefined) continue;
+    const pair = `${o.agentId} ${o.leaseEpoch}`;
+    if (seen.has(pair)) continue;
+    seen.add(pair);
+    (agentIds ??= []).push(o.agentId);
+    epochs.push(String(o.leaseEpoch));
+  }
+  if (!agentIds) return false;
+  params.push(pgTextArray(agentIds), `{${epochs.join(",")}}`);
+  return true;
+}
+
 /** A text[] parameter's text: each element quoted (a quote or backslash escaped). */
 function pgTextArray(values: string[]): string {
   return `{${values.map((v) => `"${v.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
@@ -565,3 +576,15 @@ function pgTextArray(values: string[]): string {
 const rejectionStatement = memoBySize(
   (rows) => `with e as (${valuesInsert("events", EVENT_COLUMNS, rows, rows * DECISION_COLUMNS.length + 1)}) ${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, 1)}`,
 );
+/**
+ * rejectionStatement behind the fence, as fencedApprovedStatement: both inserts as data-modifying WITH
+ * queries, the statement's result the check of the batch's (agent, epoch) pairs (the two array
+ * parameters after the decisions' and the events' columns); a stale one raises and nothing is inserted.
+ */
+const fencedRejectionStatement = memoBySize((rows) => {
+  const first = rows * (DECISION_COLUMNS.length + EVENT_COLUMNS.length);
+  return (
+    `with e as (${valuesInsert("events", EVENT_COLUMNS, rows, rows * DECISION_COLUMNS.length + 1)}), ` +
+    `d as (${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, 1)}) select agent_lease_fence($${first + 1}::text[], $${first + 2}::int8[])`
+  );
+});

@@ -296,6 +296,16 @@ export const idempotencyKeys = pgTable(
     reservedId: text("reserved_id"),
     /** The instance (INSTANCE_ID) that claimed the key: only a dead instance's records in progress are interrupted. */
     owner: text("owner"),
+    /**
+     * The run holding the record (a token written by the claim and by each resume): the run's later
+     * writes of the record are conditional on it (migration 0022, src/http/idempotency-store.ts).
+     */
+    run: text("run"),
+    /**
+     * The life of the owner the run belongs to (its `service_instances.started_at` when it claimed or
+     * resumed the record): a record of an owner's earlier life is a dead run's.
+     */
+    ownerLife: ts("owner_life"),
   },
   (t) => [
     primaryKey({ columns: [t.scope, t.key] }),
@@ -448,6 +458,7 @@ export const agentLeases = pgTable("agent_leases", {
 /** The running service instances, each renewed with its leases: an expired one is dead. */
 export const serviceInstances = pgTable("service_instances", {
   id: text("id").primaryKey(),
+  /** When the instance's current life began: its first registration, and again whenever its row had lapsed. */
   startedAt: ts("started_at").notNull(),
   expiresAt: ts("expires_at").notNull(),
 });

@@ -64,7 +64,14 @@ export function toProblemError(code: string | number, error: unknown, url?: stri
   // (docs/decisions.md "One actor per agent across instances"): nothing more was done here, retry.
   // (By name: HTTP does not import the actors; the errors are actors/lease-port.ts's.)
   const name = (error as { name?: unknown } | null)?.name;
-  if (name === "LeaseUnavailableError" || name === "LeaseLostError") return new AgentBusyError(1);
+  if (name === "LeaseUnavailableError") return new AgentBusyError(1);
+  if (name === "LeaseLostError") {
+    // Midway: what ran before the loss (an order written, maybe sent) stays; nothing more is done here.
+    return new AgentBusyError(
+      1,
+      "this instance lost the agent while the request ran: what it had done before stays, nothing more was done; retry with the same Idempotency-Key to learn the outcome",
+    );
+  }
   switch (code) {
     case "VALIDATION": {
       const v = error as { type?: string; all?: ValueErrorLike[]; value?: unknown };
@@ -102,6 +109,7 @@ export function errorHandler(logger: Logger, access?: AccessRecorder) {
   return new Elysia({ name: "error-handler" }).onError({ as: "global" }, async ({ code, error, request, set, route }) => {
     const meta = requestMeta(request);
     if (code === "NOT_FOUND" && meta) meta.unmatched = true;
+    if (meta && (error as { name?: unknown } | null)?.name === "LeaseLostError") meta.leaseLost = true;
     // A body that was not JSON fails validation as a marker object: answer what really happened.
     let problem = code === "VALIDATION" && meta?.invalidBody ? meta.invalidBody : toProblemError(code, error, request.url);
     if (!problem) {

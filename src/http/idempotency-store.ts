@@ -7,8 +7,14 @@
  * progress when the process died is marked interrupted at the next start (`interruptInFlight`);
  * its retry is then resolved by idempotency-recovery.ts: the original outcome when the request
  * created its resource, otherwise the request runs again (`resume`), with the same reserved id.
+ *
+ * Each claim, and each resume, is a run with a token of its own (`run`, migration 0022): the run's
+ * later writes of the record (its answer, its release, its interruption) are conditional on the
+ * record still being its own and in progress, so a run that was paused or lost its agent's lease
+ * while another instance resolved the record changes nothing of it (docs/decisions.md
+ * "Idempotency-Key records across a lease loss").
  */
-import { and, eq, isNull, lt, notInArray, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../db/database.ts";
 import { idempotencyKeys, serviceInstances } from "../db/schema.ts";
 import { newId } from "../domain/ids.ts";
@@ -18,8 +24,16 @@ const IN_PROGRESS = 0;
 /** In progress when the process that ran it stopped (crash, kill -9). */
 const INTERRUPTED = -1;
 
+/**
+ * Whether a record's owner is alive in the life its run belongs to: its instance's row not lapsed, and
+ * the same life (a row that lapsed and was registered again began a new one). Records from before
+ * lives were recorded (owner_life null) go by the row's expiry alone.
+ */
+const OWNER_ALIVE = sql`exists (select 1 from ${serviceInstances} s where s.id = ${idempotencyKeys.owner} and s.expires_at > clock_timestamp()
+  and (${idempotencyKeys.ownerLife} is null or s.started_at = ${idempotencyKeys.ownerLife}))`;
+
 export type Claim =
-  | { kind: "claimed"; reservedId: string }
+  | { kind: "claimed"; reservedId: string; run: string }
   | { kind: "interrupted"; reservedId: string | null }
   | { kind: "replay"; status: number; body: string; contentType: string }
   | { kind: "conflict" }
@@ -36,22 +50,75 @@ export class IdempotencyStore {
   async claim(scope: string, key: string, requestHash: string, now = new Date()): Promise<Claim> {
     await this.sweep(now);
     const reservedId = newId("ord", now.getTime()).slice(4);
+    // The run's token: the reserved id is fresh for every claim (a resume takes a new token, below).
+    const run = reservedId;
     const inserted = await this.db
       .insert(idempotencyKeys)
-      .values({ scope, key, requestHash, status: IN_PROGRESS, body: "", contentType: "", createdAt: now, reservedId, owner: this.owner })
+      .values({ scope, key, requestHash, status: IN_PROGRESS, body: "", contentType: "", createdAt: now, reservedId, owner: this.owner, run, ownerLife: this.life() })
       .onConflictDoNothing()
       .returning({ key: idempotencyKeys.key });
-    if (inserted.length) return { kind: "claimed", reservedId };
+    if (inserted.length) return { kind: "claimed", reservedId, run };
     const [row] = await this.db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
     if (!row) return this.claim(scope, key, requestHash, now);
     if (now.getTime() - row.createdAt.getTime() > IDEMPOTENCY_TTL_MS) {
-      await this.release(scope, key);
+      await this.db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.createdAt, row.createdAt)));
       return this.claim(scope, key, requestHash, now);
     }
     if (row.requestHash !== requestHash) return { kind: "conflict" };
-    if (row.status === IN_PROGRESS) return { kind: "in_progress" };
+    if (row.status === IN_PROGRESS) return (await this.interruptIfOwnerGone(scope, key)) ? { kind: "interrupted", reservedId: row.reservedId } : { kind: "in_progress" };
     if (row.status === INTERRUPTED) return { kind: "interrupted", reservedId: row.reservedId };
     return { kind: "replay", status: row.status, body: row.body, contentType: row.contentType };
+  }
+
+  /**
+   * A record in progress whose run is dead (another instance's whose row lapsed: it died, or is paused
+   * or cut off past its lease; or a run of an earlier life of its instance, this one's too) is
+   * interrupted at once by the retry that finds it, rather than at the next periodic pass
+   * (interruptInFlight): the retry resolves now. This instance's own runs are dead only once its life
+   * changed (its own row lapsing for a moment does not end the runs it is still making).
+   */
+  private async interruptIfOwnerGone(scope: string, key: string): Promise<boolean> {
+    if (!this.owner) return false;
+    const ownLife = sql`(select ${serviceInstances.startedAt} from ${serviceInstances} where ${serviceInstances.id} = ${this.owner})`;
+    const rows = await this.db
+      .update(idempotencyKeys)
+      .set({ status: INTERRUPTED })
+      .where(
+        and(
+          eq(idempotencyKeys.scope, scope),
+          eq(idempotencyKeys.key, key),
+          eq(idempotencyKeys.status, IN_PROGRESS),
+          sql`not ${OWNER_ALIVE}`,
+          sql`(${idempotencyKeys.owner} <> ${this.owner} or ${idempotencyKeys.ownerLife} <> ${ownLife})`,
+        ),
+      )
+      .returning({ key: idempotencyKeys.key });
+    return rows.length > 0;
+  }
+
+  /**
+   * Run `run`'s record, in progress, in the life of this instance the run belongs to: once this
+   * instance's registration lapsed (a paused or stalled process), its runs of the earlier life are dead
+   * runs whose records the retries resolve (OWNER_ALIVE), and this process writes nothing more of them.
+   */
+  private ownRun(scope: string, key: string, run: string) {
+    return and(
+      eq(idempotencyKeys.scope, scope),
+      eq(idempotencyKeys.key, key),
+      eq(idempotencyKeys.run, run),
+      eq(idempotencyKeys.status, IN_PROGRESS),
+      this.owner ? sql`(${idempotencyKeys.ownerLife} is null or ${idempotencyKeys.ownerLife} = ${this.life()})` : undefined,
+    );
+  }
+
+  /**
+   * The current life of this instance (its `service_instances.started_at`), read in the statement that
+   * writes it on a record: null while its row has lapsed (paused or cut off past its TTL).
+   */
+  private life() {
+    return this.owner
+      ? sql`(select ${serviceInstances.startedAt} from ${serviceInstances} where ${serviceInstances.id} = ${this.owner} and ${serviceInstances.expiresAt} > clock_timestamp())`
+      : null;
   }
 
   /** Whether the answer to this very request is stored under the key (completed, not expired); claims nothing. */
@@ -63,11 +130,38 @@ export class IdempotencyStore {
     return !!row && row.requestHash === requestHash && row.status > 0 && now.getTime() - row.createdAt.getTime() <= IDEMPOTENCY_TTL_MS;
   }
 
-  async complete(scope: string, key: string, status: number, body: string, contentType: string): Promise<void> {
-    await this.db
+  /** Stores the answer of run `run`; false (nothing written) when the record is no longer that run's in progress. */
+  async complete(scope: string, key: string, run: string, status: number, body: string, contentType: string): Promise<boolean> {
+    const rows = await this.db
       .update(idempotencyKeys)
       .set({ status, body, contentType })
-      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+      .where(this.ownRun(scope, key, run))
+      .returning({ key: idempotencyKeys.key });
+    return rows.length > 0;
+  }
+
+  /** Stores the answer a retry resolved for an interrupted record (idempotency-recovery.ts); false when another retry took it first. */
+  async completeInterrupted(scope: string, key: string, status: number, body: string, contentType: string): Promise<boolean> {
+    const rows = await this.db
+      .update(idempotencyKeys)
+      .set({ status, body, contentType })
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, INTERRUPTED)))
+      .returning({ key: idempotencyKeys.key });
+    return rows.length > 0;
+  }
+
+  /**
+   * Leaves run `run`'s record interrupted: the run may have been cut off midway (it lost its agent's
+   * lease), so its retry resolves from what the database holds (idempotency-recovery.ts) instead of
+   * running again under a new claim. Nothing is written when the record is no longer that run's.
+   */
+  async interrupt(scope: string, key: string, run: string): Promise<boolean> {
+    const rows = await this.db
+      .update(idempotencyKeys)
+      .set({ status: INTERRUPTED })
+      .where(this.ownRun(scope, key, run))
+      .returning({ key: idempotencyKeys.key });
+    return rows.length > 0;
   }
 
   /**
@@ -84,7 +178,6 @@ export class IdempotencyStore {
       const rows = await this.db.update(idempotencyKeys).set({ status: INTERRUPTED }).where(eq(idempotencyKeys.status, IN_PROGRESS)).returning({ key: idempotencyKeys.key });
       return rows.length;
     }
-    const alive = this.db.select({ id: serviceInstances.id }).from(serviceInstances).where(sql`${serviceInstances.expiresAt} > clock_timestamp()`);
     const rows = await this.db
       .update(idempotencyKeys)
       .set({ status: INTERRUPTED })
@@ -94,7 +187,7 @@ export class IdempotencyStore {
           or(
             isNull(idempotencyKeys.owner),
             opts.startup && this.owner ? eq(idempotencyKeys.owner, this.owner) : undefined,
-            and(this.owner ? sql`${idempotencyKeys.owner} <> ${this.owner}` : undefined, notInArray(idempotencyKeys.owner, alive)),
+            and(this.owner ? sql`${idempotencyKeys.owner} <> ${this.owner}` : undefined, sql`not ${OWNER_ALIVE}`),
           ),
         ),
       )
@@ -102,19 +195,24 @@ export class IdempotencyStore {
     return rows.length;
   }
 
-  /** Takes an interrupted record over to run its request again; false when another retry took it first. */
-  async resume(scope: string, key: string): Promise<boolean> {
+  /**
+   * Takes an interrupted record over to run its request again, as a new run of this instance (its
+   * token answered; the record's owner is this instance from now on, so it is interrupted again only
+   * if this one dies); null when another retry took it first.
+   */
+  async resume(scope: string, key: string, now = new Date()): Promise<string | null> {
+    const run = newId("ord", now.getTime()).slice(4);
     const rows = await this.db
       .update(idempotencyKeys)
-      .set({ status: IN_PROGRESS })
+      .set({ status: IN_PROGRESS, run, owner: this.owner, ownerLife: this.life() })
       .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key), eq(idempotencyKeys.status, INTERRUPTED)))
       .returning({ key: idempotencyKeys.key });
-    return rows.length > 0;
+    return rows.length > 0 ? run : null;
   }
 
-  /** Forgets a claim whose request did not finish in a way worth replaying. */
-  async release(scope: string, key: string): Promise<void> {
-    await this.db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+  /** Forgets run `run`'s claim, whose request did not finish in a way worth replaying (nothing when it is no longer that run's). */
+  async release(scope: string, key: string, run: string): Promise<void> {
+    await this.db.delete(idempotencyKeys).where(this.ownRun(scope, key, run));
   }
 
   private async sweep(now: Date): Promise<void> {

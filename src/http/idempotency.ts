@@ -8,7 +8,9 @@
  * request answered from the record is not charged (RequestMeta.answeredFromRecord). The first request with a key
  * claims it; its answer (success or problem) is stored, sealed, and replayed for 24 hours; the same
  * key with another body is 409. Answers that say nothing about the request (401, 402, 429, 503, 500) are
- * released so a retry runs again.
+ * released so a retry runs again. A request that lost its agent's lease while it ran (src/http/
+ * request-lease.ts) may have been cut off midway (its order written, maybe sent): its record is left
+ * interrupted, never released, and its retry resolves from the database (idempotency-recovery.ts).
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 import { Elysia } from "elysia";
@@ -17,6 +19,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Caller } from "./caller.ts";
 import type { IdempotencyStore } from "./idempotency-store.ts";
 import { requestMeta } from "./request-meta.ts";
+import { requestLostLease } from "./request-lease.ts";
 
 const IDEMPOTENCY_KEY_RE = /^[\x21-\x7e]{1,200}$/;
 
@@ -104,9 +107,11 @@ export function idempotency(deps: { store: IdempotencyStore; logger: Logger; res
       const claim = await store.claim(scope, idemKey, requestHash);
       // Admitted only to be answered from the record (x402: its payment is used): anything else is refused.
       if (meta?.replayOnly && claim.kind !== "replay") {
-        if (claim.kind === "claimed") await store.release(scope, idemKey).catch(() => undefined);
+        if (claim.kind === "claimed") await store.release(scope, idemKey, claim.run).catch(() => undefined);
         throw meta.replayOnly;
       }
+      // The run this request is of the record (its later writes of the record are conditional on it).
+      let run = claim.kind === "claimed" ? claim.run : "";
       // Answered without running the request: a payment that came with it is not charged.
       if (meta && (claim.kind === "replay" || claim.kind === "conflict" || claim.kind === "in_progress")) meta.answeredFromRecord = claim.kind;
       if (claim.kind === "conflict") throw new IdempotencyConflictError();
@@ -117,11 +122,13 @@ export function idempotency(deps: { store: IdempotencyStore; logger: Logger; res
         const resolved = deps.resolveInterrupted ? await deps.resolveInterrupted(request, meta?.rawBody ?? "", claim.reservedId) : null;
         if (resolved && resolved !== "run_fresh") {
           if (meta) meta.answeredFromRecord = "replay";
-          await store.complete(scope, idemKey, resolved.status, sealBody(resolved.body, bodyKey), resolved.contentType);
+          await store.completeInterrupted(scope, idemKey, resolved.status, sealBody(resolved.body, bodyKey), resolved.contentType);
           set.status = resolved.status;
           return new Response(resolved.body, { status: resolved.status, headers: { "content-type": resolved.contentType, "idempotent-replayed": "true" } });
         }
-        if (!(await store.resume(scope, idemKey))) throw inProgress();
+        const resumed = await store.resume(scope, idemKey);
+        if (resumed === null) throw inProgress();
+        run = resumed;
         // "run_fresh": the reserved id is taken by what the lost run created (and has been retired).
         if (claim.reservedId && resolved !== "run_fresh" && meta) meta.reservedId = claim.reservedId;
       }
@@ -141,15 +148,28 @@ export function idempotency(deps: { store: IdempotencyStore; logger: Logger; res
       meta.finish = async (response) => {
         meta.finish = undefined;
         const text = await response.text();
-        if (isRetryable(response.status, text)) {
-          await store.release(scope, idemKey).catch(() => undefined);
+        if (meta.leaseLost || requestLostLease(meta.caller)) {
+          // The agent's lease was taken from this instance while the request ran: it may have been cut
+          // off after its order was written (or sent). Neither released (a retry would run it again:
+          // a second order) nor answered from here (this instance no longer speaks for the agent):
+          // left interrupted, its retry answers what the database holds, or runs once if nothing was
+          // written (the same reserved id).
+          const left = await store.interrupt(scope, idemKey, run).catch(() => false);
+          logger.warn("lease lost while the request ran: its Idempotency-Key record is not released but left to its retry to resolve", {
+            request_id: meta.id,
+            status: response.status,
+            left_interrupted: left,
+          });
+        } else if (isRetryable(response.status, text)) {
+          await store.release(scope, idemKey, run).catch(() => undefined);
         } else {
           try {
-            await store.complete(scope, idemKey, response.status, sealBody(text, bodyKey), response.headers.get("content-type") ?? "application/json");
+            await store.complete(scope, idemKey, run, response.status, sealBody(text, bodyKey), response.headers.get("content-type") ?? "application/json");
           } catch (error) {
-            // Never leave the key "in progress" for a day: forget it, so a retry runs again.
+            // Never leave the key "in progress" for a day: left interrupted, its retry resolves from
+            // the database (the resource under the reserved id, or one more run).
             logger.error("idempotency record not saved", { request_id: meta.id, error });
-            await store.release(scope, idemKey).catch(() => undefined);
+            await store.interrupt(scope, idemKey, run).catch(() => store.release(scope, idemKey, run).catch(() => undefined));
           }
         }
         return new Response(response.status === 204 ? null : text, { status: response.status, headers: response.headers });

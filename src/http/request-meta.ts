@@ -29,6 +29,11 @@ export interface RequestMeta {
    * throws this error instead of running the request when there is nothing to replay.
    */
   replayOnly?: Error;
+  /**
+   * Set by the error handler when the request failed because this instance lost the agent's lease
+   * midway (LeaseLostError): its Idempotency-Key record is left interrupted (src/http/idempotency.ts).
+   */
+  leaseLost?: boolean;
   /** Set once the access log recorded the answer (src/http/access-log.ts). */
   recorded?: boolean;
   /**

@@ -158,6 +158,21 @@ run("agent leases across three instances on one PostgreSQL", () => {
     expect(error).toContain("SEAL_SECRET_KEY");
   }, 60_000);
 
+  test("a second process under an INSTANCE_ID already running on the database refuses to start and says so", async () => {
+    const second = startService(env("b"), 30_000);
+    const error = await second.then(
+      async (p) => {
+        await p.stop();
+        return null;
+      },
+      (e: Error) => e.message,
+    );
+    expect(error).toContain("another process on this database is running as INSTANCE_ID=b");
+    // The instance already running under the name is untouched and still serves.
+    expect((await fetch(`${procs[1].url}/healthz`)).status).toBe(200);
+    expect((await call(procs[1].url, "POST", "/v1/agents", { wallet_address: SIGNER })).status).toBe(201);
+  }, 60_000);
+
   test.skipIf(!HAPROXY)("the same through HAProxy (deploy/haproxy.cfg): exactly 20 (10 rounds), the agent stays on one instance", async () => {
     const dir = mkdtempSync(join(tmpdir(), "haproxy-"));
     dirs.push(dir);
@@ -503,4 +518,137 @@ run("agent leases across three instances on one PostgreSQL", () => {
     const sum = rows.reduce((s, r) => s + Number(r.notional_usdc ?? 0), 0);
     if (rows[0]?.notional_usdc !== undefined) expect(Math.abs(used - sum)).toBeLessThan(1e-6);
   }, 60_000);
+  test("a paused owner writes no order, fill, decision, kill record, event or Idempotency-Key record once it lost the lease; every key it took resolves to one outcome", async () => {
+    const [, b] = bases();
+    const owner = procs[0];
+    // Marketable buys (they fill at once: a fill recorded with the placement) of 3 USDC, and 5-USDC ones
+    // above max_order_usdc (rejected: a decision and its event), for one agent; a kill of another (its
+    // kills row and event), both owned by the owner.
+    const ASK = Number(MARKET.tokens[0].book.asks[0].price);
+    const taker = (agent: string, size: number) => ({ market_id: TOKEN, side: "buy", size_usdc: size, price: Math.round((ASK + 0.02) * 100) / 100, agent_id: agent });
+    const trader = await newAgent(owner.url, { daily_volume_usdc: 100_000, max_order_usdc: 4 }, true);
+    const killed = await newAgent(owner.url, { daily_volume_usdc: 100_000 }, true);
+    const warm = await call(owner.url, "POST", "/v1/orders/intent", taker(trader, 3));
+    expect({ status: warm.status, order: warm.body?.order?.status ?? warm.body?.status }).toEqual({ status: 201, order: "filled" });
+    for (let i = 0; i < 3; i++) expect((await call(owner.url, "POST", "/v1/orders/intent", intent(killed))).status).toBe(201);
+    const ownerId = (await call(owner.url, "GET", `/v1/agents/${trader}`)).body.owner_instance as string;
+    // Every write to the agents' rows is recorded with the session's instance (application_name) and
+    // the agents' lease owners at that moment, in the writing transaction (a refused write records nothing).
+    await db!.unsafe(`
+      create table write_audit (id bigserial primary key, app text, tbl text, op text, agent_id text, idem_key text, status text, owners jsonb, at timestamptz default clock_timestamp());
+      create table write_watch (agent_id text primary key);
+      create function write_audit() returns trigger language plpgsql as $f$
+      declare r jsonb := to_jsonb(case when TG_OP = 'DELETE' then OLD else NEW end);
+      begin
+        insert into write_audit (app, tbl, op, agent_id, idem_key, status, owners)
+        values (current_setting('application_name'), TG_TABLE_NAME, TG_OP, coalesce(r->>'agent_id', case when TG_TABLE_NAME = 'agents' then r->>'id' end),
+                r->>'key', r->>'status', (select jsonb_object_agg(w.agent_id, l.owner) from write_watch w left join agent_leases l on l.agent_id = w.agent_id));
+        return null;
+      end $f$;
+    `);
+    for (const t of ["orders", "fills", "risk_decisions", "kills", "events", "agents", "credentials", "idempotency_keys"]) {
+      await db!.unsafe(`create trigger write_audit after insert or update or delete on ${t} for each row execute function write_audit()`);
+    }
+    await db!`insert into write_watch (agent_id) values (${trader}), (${killed})`;
+    try {
+      // The venue answers slowly: the owner's placements and the kill's cancels are under way when it is paused.
+      const venueCalls = async () => {
+        const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as { requests: Record<string, number> };
+        return { posts: stats.requests["POST /order"] ?? 0, cancels: (stats.requests["DELETE /order"] ?? 0) + (stats.requests["DELETE /orders"] ?? 0) };
+      };
+      const before = await venueCalls();
+      await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ latency_ms: 600, cancel_latency_ms: 600 }) });
+      const sent: { key: string; agent: string; body: unknown; path: string; status?: number; orderId?: string }[] = [];
+      const send = async (rec: (typeof sent)[number]) => {
+        sent.push(rec);
+        try {
+          const r = await call(owner.url, "POST", rec.path, rec.body, { "idempotency-key": rec.key });
+          rec.status = r.status;
+          rec.orderId = r.body?.order_id;
+        } catch {
+          // no answer
+        }
+      };
+      const inFlight: Promise<void>[] = [];
+      for (let i = 0; i < 6; i++) inFlight.push(send({ key: `paused-take-${i}`, agent: trader, path: "/v1/orders/intent", body: taker(trader, 3) }));
+      inFlight.push(send({ key: "paused-kill", agent: killed, path: `/v1/agents/${killed}/kill`, body: {} }));
+      // Rejected intents keep coming until the pause.
+      let pausing = false;
+      let r = 0;
+      const rejections = (async () => {
+        while (!pausing) {
+          inFlight.push(send({ key: `paused-reject-${r}`, agent: trader, path: "/v1/orders/intent", body: taker(trader, 5) }));
+          r++;
+          await Bun.sleep(15);
+        }
+      })();
+      // Paused once the venue has the placements and the kill's cancels (they wait out its latency).
+      for (let i = 0; i < 150; i++) {
+        const now = await venueCalls();
+        if (now.posts - before.posts >= 6 && now.cancels > before.cancels) break;
+        await Bun.sleep(20);
+      }
+      pausing = true;
+      await rejections;
+      process.kill(owner.pid, "SIGSTOP");
+      let tookOverAt = "";
+      let inProgressAtResume = 0;
+      try {
+        await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ latency_ms: 0, cancel_latency_ms: 0 }) });
+        // b takes both agents over as soon as their leases lapse, and the owner is resumed at once: its
+        // records in progress are then (most likely) not yet interrupted by the others' periodic pass.
+        const views = await Promise.all([call(b, "GET", `/v1/agents/${trader}`), call(b, "GET", `/v1/agents/${killed}`)]);
+        expect(views.map((v) => v.body.owner_instance)).toEqual(["b", "b"]);
+        tookOverAt = String((await db!`select clock_timestamp()::text as t`)[0].t);
+        inProgressAtResume = Number((await db!`select count(*)::int as n from idempotency_keys where key like 'paused-%' and status = 0`)[0].n);
+      } finally {
+        process.kill(owner.pid, "SIGCONT");
+      }
+      await Promise.all(inFlight);
+      await Bun.sleep(1500);
+      const ownerApp = `brokerage ${ownerId}`;
+      const all = (await db!`select app, tbl, op, agent_id, idem_key, status, owners, clock_timestamp() > at and at > ${tookOverAt}::timestamptz as after from write_audit order by id`) as any[];
+      const after = all.filter((a) => a.after);
+      const describe = (a: any) => `${a.app} ${a.op} ${a.tbl} ${a.agent_id ?? a.idem_key} status=${a.status} owners=${JSON.stringify(a.owners)}`;
+      // Every write for the agents after b took over was made by the instance holding the agent's lease
+      // at that moment (b, or the paused owner only had it taken the lease back by a hand-over for a
+      // request it read after its pause): never by the owner under the lease it lost.
+      const instanceOf = (app: string) => app.replace(/^brokerage /, "");
+      expect(after.filter((a) => a.tbl !== "idempotency_keys" && a.owners?.[a.agent_id] !== instanceOf(a.app)).map(describe)).toEqual([]);
+      // The Idempotency-Key records the owner held when it was paused: it wrote nothing more of them (no
+      // answer, no release, not even "interrupted"); the others only left them interrupted (dead runs,
+      // resolved by their retries below).
+      const heldAtPause = new Set(all.filter((a) => !a.after && a.tbl === "idempotency_keys" && a.app === ownerApp && a.op === "INSERT").map((a) => a.idem_key));
+      const records = after.filter((a) => a.tbl === "idempotency_keys" && heldAtPause.has(a.idem_key));
+      expect(records.filter((a) => a.app === ownerApp).map(describe)).toEqual([]);
+      expect(records.filter((a) => a.op !== "UPDATE" || a.status !== "-1").map(describe)).toEqual([]);
+      const wrote = [...new Set(after.map((a) => `${a.app} ${a.tbl}`))].sort();
+      console.log(`paused owner: ${sent.length} requests (${r} rejections), answers ${JSON.stringify(sent.map((x) => x.status))}; ${heldAtPause.size} records held at the pause (${inProgressAtResume} still in progress at the resume); writes after the take-over: ${JSON.stringify(wrote)}`);
+      expect(owner.lines.some((l) => l.includes("lease lost"))).toBe(true);
+
+      // Every key resolves to one outcome at b: an order the owner answered is answered again, and each
+      // order is posted once.
+      for (const rec of sent) {
+        let res: { status: number; body: any } | null = null;
+        for (let i = 0; i < 50; i++) {
+          res = await call(b, "POST", rec.path, rec.body, { "idempotency-key": rec.key });
+          if (!(res.status === 409 && String(res.body?.detail).includes("in progress"))) break;
+          await Bun.sleep(200);
+        }
+        expect({ key: rec.key, status: res!.status < 500, conflict: res!.body?.code === "idempotency_conflict" }).toEqual({ key: rec.key, status: true, conflict: false });
+        if (rec.orderId && rec.path === "/v1/orders/intent") expect({ key: rec.key, order: res!.body.order_id }).toEqual({ key: rec.key, order: rec.orderId });
+        if (rec.path === "/v1/orders/intent" && rec.key.startsWith("paused-take-")) expect({ key: rec.key, status: res!.status }).toEqual({ key: rec.key, status: 201 });
+        if (res!.body?.order_id) rec.orderId = res!.body.order_id;
+      }
+      const rows = await ordersOf(b, trader);
+      const answered = new Set([warm.body.order_id, ...sent.filter((x) => x.orderId).map((x) => x.orderId!)]);
+      expect(new Set(rows.map((o) => o.id))).toEqual(answered);
+      const posts = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as { posts: Record<string, number> };
+      for (const o of rows) expect(posts.posts[o.order_hash] ?? 0).toBeLessThanOrEqual(1);
+    } finally {
+      await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ latency_ms: 0, cancel_latency_ms: 0 }) });
+      for (const t of ["orders", "fills", "risk_decisions", "kills", "events", "agents", "credentials", "idempotency_keys"]) await db!.unsafe(`drop trigger if exists write_audit on ${t}`);
+      await db!.unsafe("drop function if exists write_audit() cascade; drop table if exists write_audit; drop table if exists write_watch");
+    }
+  }, 90_000);
 });

@@ -10,6 +10,7 @@ import type { Db } from "../../db/database.ts";
 import { agents, orgs } from "../../db/schema.ts";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import type { Caller } from "../../http/caller.ts";
+import { forgetRequestLeases, noteRequestLease } from "../../http/request-lease.ts";
 import { decodeCursor, pageOf } from "../../http/pagination.ts";
 import { newId } from "../../domain/ids.ts";
 import { unitsToNumber } from "../../domain/units.ts";
@@ -18,6 +19,8 @@ import { type AgentLimits, DbAgentStore } from "./agent-store.ts";
 import type { AgentModel, CreateAgentBody } from "./model.ts";
 
 export type Actor = AgentActor<AgentLimits, OrderRow>;
+/** The ports that carry an agent's fence (AgentService.connect). */
+export type FencedPorts = Pick<OrderPorts<OrderRow>, "orders" | "fills">;
 
 export class AgentService {
   readonly store: DbAgentStore;
@@ -58,11 +61,13 @@ export class AgentService {
         // Under a lease, the actor's writes (its own and its orders') are fenced on the lease's epoch.
         const fence = opts.lease?.fenceWrites !== false ? lease : undefined;
         const store = fence ? this.store.fenced(fence) : this.store;
-        const fencedPorts = fence && this.orderPorts && this.fenceOrders ? { ...this.orderPorts, orders: this.fenceOrders(fence) } : this.orderPorts;
+        const fencedPorts = fence && this.orderPorts && this.fencePorts ? { ...this.orderPorts, ...this.fencePorts(fence) } : this.orderPorts;
         // Nothing is sent to the venue for the agent once its lease is gone (handed over, lapsed):
         // the next owner's kill cancels by its hash an order it cannot know was still to be sent.
         const ports = lease && fencedPorts ? { ...fencedPorts, venue: leasedVenue(fencedPorts.venue, lease) } : fencedPorts;
-        return new AgentActor(snapshot, store, this.clock, ports ?? undefined, { mailboxCapacity: opts.mailboxCapacity });
+        const actor = new AgentActor(snapshot, store, this.clock, ports ?? undefined, { mailboxCapacity: opts.mailboxCapacity });
+        if (lease) this.leases.set(actor, { lease, fence });
+        return actor;
       },
       onSizeChange: opts.onActors,
       lease: opts.lease,
@@ -73,24 +78,40 @@ export class AgentService {
   private readonly defaults: AgentLimits;
   private readonly clock: Clock;
   private orderPorts: OrderPorts<OrderRow> | null = null;
-  /** The order store fenced on an agent's lease (OrderRepository.fenced). */
-  private fenceOrders: ((fence: Fence) => OrderPorts<OrderRow>["orders"]) | null = null;
+  /** The order and fill stores fenced on an agent's lease (OrderRepository.fenced, FillStore.fenced). */
+  private fencePorts: ((fence: Fence) => FencedPorts) | null = null;
+  /** The lease each actor was activated under, and the fence its writes carry (none on PGlite). */
+  private readonly leases = new WeakMap<Actor, { lease: AgentLease; fence: Fence | undefined }>();
   /** This process's INSTANCE_ID when agents are leased (shown as `owner_instance`). */
   readonly instanceId: string | null;
 
   /**
    * Gives the actors their order path (store, venue, credentials). Set once at start-up, before any
    * request: the credentials service depends on this service, so it cannot be passed in the constructor.
-   * `fenceOrders`: the order store for one lease (every write fenced on its epoch).
+   * `fencePorts`: the order and fill stores for one lease (every write fenced on its epoch).
    */
-  connect(ports: OrderPorts<OrderRow>, fenceOrders?: (fence: Fence) => OrderPorts<OrderRow>["orders"]): void {
+  connect(ports: OrderPorts<OrderRow>, fencePorts?: (fence: Fence) => FencedPorts): void {
     this.orderPorts = ports;
-    this.fenceOrders = fenceOrders ?? null;
+    this.fencePorts = fencePorts ?? null;
   }
 
   /** The lease the agent's actor runs under here, if any. */
   leaseOf(agentId: string): AgentLease | undefined {
     return this.registry.leaseOf(agentId);
+  }
+
+  /**
+   * The fence `actor`'s writes carry (its lease, on PostgreSQL): writes made for the agent beside the
+   * actor (the kill's audit rows, an x402 undo) carry it too. None on PGlite, or without leases.
+   */
+  fenceOf(actor: Actor): Fence | undefined {
+    return this.leases.get(actor)?.fence;
+  }
+
+  /** The fence of the agent's live actor here, if any (never activates it). */
+  fenceFor(agentId: string): Fence | undefined {
+    const live = this.registry.peek(agentId);
+    return live ? this.fenceOf(live) : undefined;
   }
 
   /** `reservedId`: the agent's id body chosen with the request's Idempotency-Key (see idempotency-recovery.ts). */
@@ -126,7 +147,10 @@ export class AgentService {
     const view = toAgentModel(actor.view());
     // The new agent's lease goes back at once: its first request about it (behind the proxy, at the
     // instance its id hashes to) takes it free, with no hand-over from the instance that created it.
-    if (this.instanceId) await this.registry.forget(id, actor);
+    if (this.instanceId) {
+      await this.registry.forget(id, actor);
+      forgetRequestLeases(caller);
+    }
     return view;
   }
 
@@ -140,6 +164,10 @@ export class AgentService {
     // `urgent` (a kill): another instance that owns the agent hands it over after a short wait.
     const actor = await this.registry.get(agentId, opts);
     if (!actor || actor.orgId !== caller.orgId) throw new NotFoundError(`agent ${agentId}`);
+    // The request runs under the actor's lease: if it is taken from this process before the request is
+    // answered, its Idempotency-Key record is left interrupted, not released (src/http/idempotency.ts).
+    const held = this.leases.get(actor);
+    if (held) noteRequestLease(caller, held.lease);
     return actor;
   }
 
@@ -147,10 +175,11 @@ export class AgentService {
    * Removes an agent's rows through its actor (AgentActor.retire: after the order writes it started,
    * and refusing intents from then on), then drops the actor. `remove` answers whether it removed them.
    */
-  async retire(agentId: string, remove: () => Promise<boolean>): Promise<boolean> {
+  async retire(agentId: string, remove: (fence?: Fence) => Promise<boolean>): Promise<boolean> {
     const actor = await this.registry.get(agentId);
     if (!actor) return remove();
-    const removed = await actor.retire(remove);
+    const fence = this.fenceOf(actor);
+    const removed = await actor.retire(() => remove(fence));
     if (removed) this.registry.forget(agentId, actor);
     return removed;
   }

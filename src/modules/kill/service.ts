@@ -18,6 +18,8 @@ import { newId } from "../../domain/ids.ts";
 import type { VenueCredentials } from "../../domain/venue-credentials.ts";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import type { Db } from "../../db/database.ts";
+import { fenceCheck, fenced } from "../../db/lease-fence.ts";
+import { LeaseLostError } from "../../../actors/lease-port.ts";
 import { agents as agentsTable, events, kills, orgs } from "../../db/schema.ts";
 import type { Caller } from "../../http/caller.ts";
 import type { Logger } from "../../observability/logger.ts";
@@ -128,36 +130,45 @@ export class KillService {
     let recorded!: () => void;
     const written = new Promise<void>((resolve) => (recorded = resolve));
     const durable = afterWrite(ports, written);
+    // The kill's audit rows are the agent's writes like its orders': fenced on the lease the actor runs
+    // under (PostgreSQL), in their own transactions. A refused one is logged; the kill goes on (its
+    // order writes are refused too, and the agent's new owner resumes the kill under its lease).
+    const fence = agents.fenceOf(actor);
+    const audit = <T>(write: (tx: Db) => Promise<T>): Promise<T> =>
+      fenced(fence, () =>
+        this.deps.db.transaction(async (tx) => {
+          if (fence) await tx.execute(fenceCheck(fence));
+          return write(tx as unknown as Db);
+        }),
+      );
 
     // 1. The breaker trips here, synchronously, before anything else happens (no venue call, no read).
     const running = actor.kill(durable, { deadlineAt, concurrency: this.deps.concurrency, reason: breakerReason });
     // 1b. The unfinished kill row, alongside the actor's breaker write (a resumed kill has its row).
     if (opts.resume) recorded();
     else {
-      this.deps.db
-        .insert(kills)
-        .values({
-          id: killId,
-          orgId: caller.orgId,
-          agentId,
-          reason,
-          breakerReason,
-          startedAt: new Date(startedAt),
-          completedAt: null,
-          cancelled: [],
-          filled: [],
-          failed: [],
-          credentialsDeleted: false,
-        })
-        .onConflictDoNothing()
-        .then(
-          () => recorded(),
-          (error: unknown) => {
-            // The kill goes on (cancelling matters more than its record); the end of the kill inserts the row.
-            logger.error("kill: the kill record was not stored at the start", { kill_id: killId, agent_id: agentId, error });
-            recorded();
-          },
-        );
+      const row = {
+        id: killId,
+        orgId: caller.orgId,
+        agentId,
+        reason,
+        breakerReason,
+        startedAt: new Date(startedAt),
+        completedAt: null,
+        cancelled: [],
+        filled: [],
+        failed: [],
+        credentialsDeleted: false,
+      };
+      (fence ? audit((tx) => tx.insert(kills).values(row).onConflictDoNothing()) : this.deps.db.insert(kills).values(row).onConflictDoNothing()).then(
+        () => recorded(),
+        (error: unknown) => {
+          // The kill goes on (cancelling matters more than its record); the end of the kill inserts the row.
+          if (error instanceof LeaseLostError) logger.warn("kill: lease lost: the kill record was not stored at the start", { kill_id: killId, agent_id: agentId });
+          else logger.error("kill: the kill record was not stored at the start", { kill_id: killId, agent_id: agentId, error });
+          recorded();
+        },
+      );
     }
     // 2. Delegated credentials are opened once for the whole fan-out and wiped when it ends; the
     //    actor deletes the stored ciphertext after the cancellations.
@@ -208,7 +219,7 @@ export class KillService {
         failed: result.failed,
         credentialsDeleted: result.credentialsDeleted,
       };
-      await this.deps.db.transaction(async (tx) => {
+      await audit(async (tx) => {
         await tx
           .insert(kills)
           .values({ id: killId, orgId: caller.orgId, agentId, reason, breakerReason, startedAt: new Date(startedAt), ...outcome })
@@ -217,8 +228,11 @@ export class KillService {
       });
       this.deps.onEvents?.();
     } catch (error) {
-      // The kill has happened: a failed audit row must not turn its answer into an error.
-      logger.error("kill: the kill record was not stored", { kill_id: killId, agent_id: agentId, error });
+      // The kill has happened: a failed audit row must not turn its answer into an error. Refused for a
+      // lost lease: the row stays unfinished and the agent's new owner runs the kill again under its
+      // lease (resumeUnfinished), which completes it.
+      if (error instanceof LeaseLostError) logger.warn("kill: lease lost: the kill record was not completed here; the agent's owner resumes it", { kill_id: killId, agent_id: agentId });
+      else logger.error("kill: the kill record was not stored", { kill_id: killId, agent_id: agentId, error });
     }
     metrics.killDurationSeconds.observe((completedAt - runStartedAt) / 1000);
     metrics.killOrdersTotal.inc({ outcome: "cancelled" }, result.cancelled.length);

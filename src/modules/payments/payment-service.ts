@@ -345,7 +345,7 @@ export class PaymentService implements PaymentHook {
     const { store, agents, logger } = this.deps;
     const agentId = s.caller.agentId;
     try {
-      await agents.retire(agentId, () => store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId }));
+      await agents.retire(agentId, (fence) => store.removeWalletAgent(s.paymentId, { payer: s.caller.payer, orgId: s.caller.orgId, agentId }, fence));
     } catch (error) {
       logger.error(failed, { payment_id: s.paymentId, error: error instanceof Error ? error.message : String(error) });
     }
@@ -359,10 +359,10 @@ export class PaymentService implements PaymentHook {
     try {
       if (s.method === "POST" && s.path === "/v1/orders/intent" && status === 201 && typeof b.order_id === "string") {
         const actor = await agents.actorFor(s.caller, agentId);
-        if (await actor.transitionIf(b.order_id, ["awaiting_signature"], { status: "cancelled" })) await store.removeOrder(agentId, b.order_id);
+        if (await actor.transitionIf(b.order_id, ["awaiting_signature"], { status: "cancelled" })) await store.removeOrder(agentId, b.order_id, agents.fenceOf(actor));
         else await orders.cancel(s.caller, b.order_id);
       } else if (s.method === "POST" && s.path === "/v1/orders/intent" && typeof b.decision_id === "string") {
-        await store.removeDecision(agentId, b.decision_id);
+        await store.removeDecision(agentId, b.decision_id, agents.fenceFor(agentId));
       } else if (s.method === "POST" && s.path === "/v1/orders/submit-signed" && status === 200 && typeof b.order_id === "string") {
         await orders.cancel(s.caller, b.order_id);
       }

@@ -8,6 +8,8 @@ import type { Db } from "../../db/database.ts";
 import { agents, credentials, events, kills, orders, orgs, type PaymentStatus, payments, riskDecisions, x402Wallets } from "../../db/schema.ts";
 import { decodeCursor, pageOf } from "../../http/pagination.ts";
 import { newId } from "../../domain/ids.ts";
+import type { Fence } from "../../../actors/lease-port.ts";
+import { fenceCheck, fenced } from "../../db/lease-fence.ts";
 
 export type PaymentRow = typeof payments.$inferSelect;
 export type NewPayment = typeof payments.$inferInsert;
@@ -101,9 +103,22 @@ export class PaymentStore {
       .where(and(eq(payments.id, paymentId), eq(payments.status, "verified")));
   }
 
+  /**
+   * `write` in one transaction, behind the agent's fence when one is given (the lease its actor runs
+   * under, src/db/lease-fence.ts): the removals below are the agent's writes like its orders'.
+   */
+  private tx<T>(fence: Fence | undefined, write: (tx: Db) => Promise<T>): Promise<T> {
+    return fenced(fence, () =>
+      this.db.transaction(async (tx) => {
+        if (fence) await tx.execute(fenceCheck(fence));
+        return write(tx as unknown as Db);
+      }),
+    );
+  }
+
   /** Deletes an order an unpaid request created, with its risk decision and its events. */
-  async removeOrder(agentId: string, orderId: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  async removeOrder(agentId: string, orderId: string, fence?: Fence): Promise<void> {
+    await this.tx(fence, async (tx) => {
       await tx.delete(riskDecisions).where(and(eq(riskDecisions.agentId, agentId), eq(riskDecisions.orderId, orderId)));
       await tx.delete(events).where(and(eq(events.agentId, agentId), eq(events.orderId, orderId)));
       await tx.delete(orders).where(and(eq(orders.agentId, agentId), eq(orders.id, orderId)));
@@ -111,16 +126,20 @@ export class PaymentStore {
   }
 
   /** Deletes a risk decision (a rejection) an unpaid request recorded. */
-  async removeDecision(agentId: string, decisionId: string): Promise<void> {
-    await this.db.delete(riskDecisions).where(and(eq(riskDecisions.agentId, agentId), eq(riskDecisions.id, decisionId)));
+  async removeDecision(agentId: string, decisionId: string, fence?: Fence): Promise<void> {
+    if (!fence) {
+      await this.db.delete(riskDecisions).where(and(eq(riskDecisions.agentId, agentId), eq(riskDecisions.id, decisionId)));
+      return;
+    }
+    await this.tx(fence, (tx) => tx.delete(riskDecisions).where(and(eq(riskDecisions.agentId, agentId), eq(riskDecisions.id, decisionId))));
   }
 
   /**
    * Deletes a wallet's agent that an unpaid request created, with everything it holds, unless
    * another payment of the wallet (verified or settled) uses it. Returns whether it was deleted.
    */
-  async removeWalletAgent(paymentId: string, w: { payer: string; orgId: string; agentId: string }): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
+  async removeWalletAgent(paymentId: string, w: { payer: string; orgId: string; agentId: string }, fence?: Fence): Promise<boolean> {
+    return this.tx(fence, async (tx) => {
       // Lock the wallet row so a concurrent first request cannot pick the agent up meanwhile.
       const [mine] = await tx.select().from(x402Wallets).where(and(eq(x402Wallets.payer, w.payer), eq(x402Wallets.agentId, w.agentId))).for("update");
       if (!mine) return false;
