@@ -119,27 +119,36 @@ export class ActorRegistry<A extends Evictable> {
       const before = this.releasing.get(id);
       if (before) await before;
       let held: AgentLease | undefined;
-      if (lease) {
-        const got = await lease.port.acquire(id, { waitMs: ask ? lease.acquireWaitMs : 0, ask, urgent });
-        if (!got) {
-          if (ask) throw new LeaseUnavailableError(id);
+      let loaded: A | null = null;
+      // A lease lost while the agent loaded is asked for once more: when only the local clock ran
+      // out (a stalled event loop longer than the lease's time to live, nobody took it meanwhile),
+      // it is taken again at once with the same epoch and the agent loads under it; when another
+      // instance took it, the request waits for it as any request does, or fails.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        if (lease) {
+          const got = await lease.port.acquire(id, { waitMs: ask ? lease.acquireWaitMs : 0, ask, urgent });
+          if (!got) {
+            if (ask) throw new LeaseUnavailableError(id);
+            return null;
+          }
+          held = got;
+        }
+        try {
+          loaded = await this.options.activate(id, held);
+        } catch (error) {
+          if (held) await lease!.port.release(held).catch(() => undefined);
+          throw error;
+        }
+        if (!loaded) {
+          if (held) await lease!.port.release(held).catch(() => undefined);
           return null;
         }
-        held = got;
-      }
-      let loaded: A | null;
-      try {
-        loaded = await this.options.activate(id, held);
-      } catch (error) {
-        if (held) await lease!.port.release(held).catch(() => undefined);
-        throw error;
+        if (!held?.lost) break;
+        loaded.onEvict?.();
+        loaded = null;
       }
       if (!loaded) {
-        if (held) await lease!.port.release(held).catch(() => undefined);
-        return null;
-      }
-      if (held?.lost) {
-        // Lost while loading (taken over): not this process's to serve.
+        // Lost while loading, twice (taken over): not this process's to serve.
         if (ask) throw new LeaseUnavailableError(id);
         return null;
       }

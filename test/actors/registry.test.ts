@@ -187,3 +187,55 @@ describe("ActorRegistry", () => {
     expect(registry.size).toBe(0);
   });
 });
+
+describe("ActorRegistry under a lease port", () => {
+  /** A port whose leases the test marks lost while the agent loads (a stalled event loop past the TTL). */
+  function leased(lostDuringLoad: number) {
+    const given: { agentId: string; epoch: number; lost: boolean }[] = [];
+    const port = {
+      instanceId: "me",
+      acquire: async (agentId: string) => {
+        const l = { agentId, epoch: 7, lost: false };
+        given.push(l);
+        return l;
+      },
+      release: async (l: { lost: boolean }) => {
+        l.lost = true;
+      },
+      setHandlers: () => {},
+    };
+    const activated: FakeActor[] = [];
+    const registry = new ActorRegistry<FakeActor>({
+      idleMs: 1000,
+      sweepEveryMs: 0,
+      lease: { port: port as any, acquireWaitMs: 100, handoffMaxMs: 100 },
+      activate: async (id) => {
+        await sleep(2);
+        if (given.length <= lostDuringLoad) given.at(-1)!.lost = true;
+        const a = new FakeActor(id);
+        activated.push(a);
+        return a;
+      },
+    });
+    registries.push(registry);
+    return { registry, given, activated };
+  }
+
+  test("a lease lost while the agent loaded is asked for again once: the agent loads under the new lease", async () => {
+    const { registry, given, activated } = leased(1);
+    const a = await registry.get("a");
+    expect(given.length).toBe(2);
+    expect(activated.length).toBe(2);
+    expect(a).toBe(activated[1]!);
+    expect(activated[0]!.evicted).toBe(true);
+    expect(registry.leaseOf("a")).toBe(given[1] as any);
+    expect(registry.peek("a")).toBe(a!);
+  });
+
+  test("lost again on the second load: the request fails (lease unavailable), nothing is kept", async () => {
+    const { registry, given } = leased(2);
+    await expect(registry.get("a")).rejects.toThrow();
+    expect(given.length).toBe(2);
+    expect(registry.peek("a")).toBeUndefined();
+  });
+});
