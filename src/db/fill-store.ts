@@ -191,8 +191,14 @@ export class FillStore {
         if (!before) return { kind: "not_found" as const };
         const rows = await rowsOfOrder(tx, orderId);
         const beforeTotals = totalsOfRows(rows);
+        // By any of its names: a fill reported first by one source and merged with another's report
+        // keeps the first one's key, so a key names a trade id or a log too (`trade:<id>`, `tx:<hash>:<index>`).
+        const byKey = namesOfKey(ref.fillKey);
+        const tradeId = ref.tradeId ?? byKey.tradeId;
+        const txHash = ref.txHash ?? byKey.txHash;
+        const logIndex = ref.logIndex ?? byKey.logIndex;
         const existing = rows.find(
-          (r) => r.fillKey === ref.fillKey || (!!ref.tradeId && r.tradeId === ref.tradeId) || (!!ref.txHash && ref.logIndex !== undefined && r.txHash === ref.txHash && r.logIndex === ref.logIndex),
+          (r) => r.fillKey === ref.fillKey || (!!tradeId && r.tradeId === tradeId) || (!!txHash && logIndex !== undefined && r.txHash === txHash && r.logIndex === logIndex),
         );
         if (!existing || existing.status === "failed") {
           // Nothing counted to take back (never seen, or already taken back).
@@ -357,6 +363,13 @@ function totalsOfRows(rows: readonly FillRow[]): FillTotals {
     usdcUnits += r.usdcUnits;
   }
   return { sharesUnits, usdcUnits };
+}
+
+/** The names a fill key gives: `trade:<id>` a trade id, `tx:<hash>:<log index>` a log. */
+function namesOfKey(fillKey: string): { tradeId?: string; txHash?: string; logIndex?: number } {
+  if (fillKey.startsWith("trade:")) return { tradeId: fillKey.slice("trade:".length) };
+  const log = /^tx:(0x[0-9a-f]+):([0-9]+)$/.exec(fillKey);
+  return log ? { txHash: log[1], logIndex: Number(log[2]) } : {};
 }
 
 /** A row that is the reported fill by one of its own names: its key, its trade id, its log. */
