@@ -208,6 +208,33 @@ describeEachDatabase("a trade counts once in every order of arrival", (_kind, da
     }
   }, 600_000);
 
+  test("a placement's answer naming two trades (1 and 3 shares), each reported by the user channel and the chain: all 120 orders", async () => {
+    const kinds = ["placement", "m1", "m2", "c1", "c2"] as const;
+    const size = { T1: 1_000_000n, T2: 3_000_000n };
+    for (const order of permutations(kinds)) {
+      const o = await restingBuy();
+      const reports: Record<(typeof kinds)[number], VenueReport> = {
+        placement: placement(o.hash, ["trade:T1", "trade:T2"], 4_000_000n, 1_880_000n),
+        m1: trade(o.hash, "T1", { sharesUnits: size.T1, usdcUnits: 470_000n }),
+        m2: trade(o.hash, "T2", { sharesUnits: size.T2, usdcUnits: 1_410_000n }),
+        c1: log(o.hash, TX1, 3, { sharesUnits: size.T1, usdcUnits: 470_000n }),
+        c2: log(o.hash, TX2, 5, { sharesUnits: size.T2, usdcUnits: 1_410_000n }),
+      };
+      const seen = new Set<string>();
+      for (const [i, kind] of order.entries()) {
+        await sink().deliver(reports[kind]);
+        if (kind === "placement") ["T1", "T2"].forEach((x) => seen.add(x));
+        else seen.add(`T${kind[1]}`);
+        const want = [...seen].reduce((sum, x) => sum + Number(size[x as "T1" | "T2"]), 0);
+        const c = await counted(o);
+        // Each trade reported so far (the answer reports both), once; the position agrees.
+        expect({ order, after: i, shares: c.shares, position: c.position, agrees: c.cost === c.usdc }).toEqual({ order, after: i, shares: want, position: want, agrees: true });
+      }
+      const last = await counted(o);
+      expect({ order, usdc: last.usdc, fills: last.fills }).toEqual({ order, usdc: 1_880_000, fills: 2 });
+    }
+  }, 600_000);
+
   test("a MATCHED trade that FAILED does not take the chain's log of another trade with it", async () => {
     const o = await restingBuy();
     await sink().deliver(trade(o.hash, "T1"));
