@@ -13,15 +13,17 @@
  *
  * - Exact, once a trade report names its transaction: an order's fills in a transaction are what the
  *   chain logged for that order in it. A trade report naming a transaction of which the chain has a
- *   (live) log of this order counts nothing: it is a twin of that log's row.
+ *   live log of this order (of no other trade id) counts nothing, whatever the shares: it is a twin of
+ *   that log's row (a log may be the sum of several trades of one order in one transaction).
  * - Provisional, before: a trade report that names no transaction yet (MATCHED) and a chain log that
  *   no trade report names, with the same shares, are taken as one trade (the chain's row counts, the
  *   report is its twin). Pairs are made in arrival order (row id), preferring equal USDC. Nothing is
  *   merged: when the report later names its transaction, the exact rule takes over, and a pair that
  *   proves wrong (another transaction) comes apart and its rows pair again or count on their own.
- *   The one ambiguity: two trades of one order with the same shares, reported by the two sources
- *   before either names a transaction, may be paired crosswise for a while; each trade still counts
- *   once, only the names shown beside a fill may be swapped until the transactions are known.
+ *   The one ambiguity: until a transaction is named, a MATCHED of one trade and the chain's log of
+ *   another trade of the same size are taken as one (the order counts one trade less until the missing
+ *   report comes), and between reported trades of the same size the pairs may be crosswise (no count
+ *   changes, only the trade id shown beside a log until the transactions are known).
  * - A placement's answer (the row with `covers`) counts what the sources' reports of the trades it
  *   names have not accounted for: its answered amounts less the shares of each covered row, in
  *   arrival order (`coveredBy`). A covered row taken back still accounts for its part (that match
