@@ -173,7 +173,9 @@ export class FillStore {
         const decision = decide(before, totals, beforeTotals);
         if (!decision) throw new Refused(before.status);
         if (!changed) return { kind: "applied" as const, before, row: before, fill, changed, totals, beforeTotals };
-        const row = await this.moveOrder(tx, before, decision, filledAfter(totals, beforeTotals), fill, now);
+        // The event shows the fill as listed: the counted one, with its twins' sources.
+        const shown = listedFills(after).find((r) => r.id === (fill.twinOf ?? fill.id)) ?? fill;
+        const row = await this.moveOrder(tx, before, decision, filledAfter(totals, beforeTotals), shown, now);
         return { kind: "applied" as const, before, row, fill, changed, totals, beforeTotals };
       });
     } catch (error) {

@@ -2,7 +2,7 @@
  * The database side of the agent actor: loading an agent's snapshot on
  * activation, and the small writes the actor makes itself (AgentStore port).
  */
-import { and, asc, eq, gt, inArray, lt, max, ne, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lt, max, sql } from "drizzle-orm";
 import { positionsFrom } from "../../domain/positions.ts";
 import { orderSharesUnits } from "../../domain/order-lifecycle.ts";
 import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
