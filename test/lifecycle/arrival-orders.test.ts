@@ -10,9 +10,9 @@
  */
 import { beforeAll, expect, test } from "bun:test";
 import type { FillReport, FillRevertedReport, VenueReport } from "../../src/domain/venue-report.ts";
-import { createTestApp, type TestApp } from "../support/app.ts";
+import { createTestApp, type TestApp, type TestResponse } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
-import { approved, getOrder, newTrader, sign, submitSigned, type Trader } from "../support/payload.ts";
+import { expectProblem, getOrder, newTrader, postIntent, sign, submitSigned, type Trader } from "../support/payload.ts";
 
 /** Every order of `xs`. */
 function permutations<T>(xs: readonly T[]): T[][] {
@@ -52,11 +52,26 @@ describeEachDatabase("a trade counts once in every order of arrival", (_kind, da
   });
   const sink = () => t.app.services.venueReports;
 
+  /**
+   * As a client does on 503 `agent_busy` (the agent's lease not taken in time on a loaded machine:
+   * "nothing was done, retry later"): the call again, a few times.
+   */
+  async function retryBusy(call: () => Promise<TestResponse>): Promise<TestResponse> {
+    for (let i = 0; ; i++) {
+      const res = await call();
+      if (res.status !== 503 || res.body?.code !== "agent_busy" || i === 10) return res;
+      await Bun.sleep(200);
+    }
+  }
+
   /** A fresh agent's resting buy: 5 USDC at 0.47, 10.63 shares (best ask 0.50). */
   async function restingBuy(): Promise<{ tr: Trader; id: string; hash: `0x${string}` }> {
     const tr = await newTrader(t);
-    const order = await approved(t, tr, { price: 0.47 });
-    const res = await submitSigned(t, tr.key, order.order_id, await sign(tr.account, order.unsigned_order));
+    const intent = await retryBusy(() => postIntent(t, tr, { price: 0.47 }));
+    expect(intent.status).toBe(201);
+    const order = intent.body;
+    const signature = await sign(tr.account, order.unsigned_order);
+    const res = await retryBusy(() => submitSigned(t, tr.key, order.order_id, signature));
     expect(res.status).toBe(200);
     expect(res.body.status).toBe("open");
     return { tr, id: order.order_id, hash: order.order_hash };
@@ -131,6 +146,12 @@ describeEachDatabase("a trade counts once in every order of arrival", (_kind, da
     };
   }
 
+  /** The shares the agent's actor holds (in memory, for its sells' risk check): what a sell of 50 is refused for. */
+  async function actorHolds(o: { tr: Trader }): Promise<number> {
+    const p = expectProblem(await retryBusy(() => postIntent(t, o.tr, { side: "sell", size_usdc: 25, price: 0.5 })), 422, "risk_rejected");
+    return p.failures.find((f: any) => f.code === "insufficient_position").limit;
+  }
+
   for (const covers of [["trade:T1"], ["trade:T1", `tx:${TX1}`]]) {
     test(`one trade: the user channel's MATCHED and MINED, the REST catch-up, the chain's log, the placement's answer (naming ${covers.map((c) => c.split(":")[0]).join(" and ")}): all 120 orders`, async () => {
       const kinds = ["matched", "mined", "rest", "chain", "placement"] as const;
@@ -165,6 +186,7 @@ describeEachDatabase("a trade counts once in every order of arrival", (_kind, da
           fill: { trade_id: "T1", tx_hash: TX1, log_index: 3, shares: "4", usdc: "1.88", status: "confirmed" },
         });
         expect([...last.listed[0].sources].sort()).toEqual(expect.arrayContaining(["chain", "rest", "user_channel"]));
+        expect({ order, actorHolds: await actorHolds(o) }).toEqual({ order, actorHolds: 4 });
       }
     }, 600_000);
   }
@@ -205,6 +227,7 @@ describeEachDatabase("a trade counts once in every order of arrival", (_kind, da
       expect({ order, shares: last.shares, position: last.position }).toEqual({ order, shares: 8_000_000, position: 8_000_000 });
       const named = last.listed.map((f) => [f.trade_id, f.tx_hash, f.log_index]).sort();
       expect({ order, named }).toEqual({ order, named: [["T1", TX1, 3], ["T2", TX2, 5]] });
+      expect({ order, actorHolds: await actorHolds(o) }).toEqual({ order, actorHolds: 8 });
     }
   }, 600_000);
 
@@ -231,7 +254,7 @@ describeEachDatabase("a trade counts once in every order of arrival", (_kind, da
         expect({ order, after: i, shares: c.shares, position: c.position, agrees: c.cost === c.usdc }).toEqual({ order, after: i, shares: want, position: want, agrees: true });
       }
       const last = await counted(o);
-      expect({ order, usdc: last.usdc, fills: last.fills }).toEqual({ order, usdc: 1_880_000, fills: 2 });
+      expect({ order, usdc: last.usdc, fills: last.fills, actorHolds: await actorHolds(o) }).toEqual({ order, usdc: 1_880_000, fills: 2, actorHolds: 4 });
     }
   }, 600_000);
 
@@ -251,6 +274,7 @@ describeEachDatabase("a trade counts once in every order of arrival", (_kind, da
     c = await counted(o);
     expect(c).toMatchObject({ shares: 4_000_000, position: 4_000_000 });
     expect(c.listed.filter((f) => f.status !== "failed").map((f) => [f.trade_id, f.tx_hash, f.log_index])).toEqual([["T2", TX2, 5]]);
+    expect(await actorHolds(o)).toBe(4);
   });
 
   test("a log taken back by a reorganisation, its trade mined again in another transaction: counted once throughout", async () => {
@@ -270,6 +294,7 @@ describeEachDatabase("a trade counts once in every order of arrival", (_kind, da
     const c = await counted(o);
     expect(c).toMatchObject({ shares: 4_000_000, usdc: 1_880_000, position: 4_000_000, cost: 1_880_000 });
     expect(c.listed.filter((f) => f.status !== "failed").map((f) => [f.tx_hash, f.log_index, f.status])).toEqual([[TX3, 7, "confirmed"]]);
+    expect(await actorHolds(o)).toBe(4);
   });
 
   test("a trade RETRYING after a reorganisation names its new transaction: the new log is that trade, not another", async () => {
