@@ -25,14 +25,20 @@ export async function applyVenueReport<L extends ActorLimits, R extends StoredOr
       if (!fills) return "unsupported";
       const revert = r.kind === "fill_reverted" || r.status === "failed";
       let event: OrderEvent = "fill";
-      const decide = (order: R, totals: FillTotals) => {
+      const decide = (order: R, totals: FillTotals, beforeTotals: FillTotals) => {
         const whole = order.typedData ? orderSharesUnits(order.typedData.message) : null;
-        event = revert ? "fill_reverted" : whole !== null && totals.sharesUnits >= whole ? "fill_complete" : "fill";
+        // What the counted fills now add up to decides: a report can also lower them (a fill taken
+        // back, a trade found counted twice), and a fill taken back whose trade another source's report
+        // still counts leaves the order as filled as it was.
+        const complete = whole !== null && totals.sharesUnits >= whole;
+        event = complete ? "fill_complete" : revert || totals.sharesUnits < beforeTotals.sharesUnits ? "fill_reverted" : "fill";
         const to = nextStatus(order.status, event);
         if (!to) return null;
         const reason =
           event === "fill_reverted"
-            ? `fill taken back (${r.kind === "fill_reverted" ? r.reason : "trade_failed"}, ${r.source})`
+            ? revert
+              ? `fill taken back (${r.kind === "fill_reverted" ? r.reason : "trade_failed"}, ${r.source})`
+              : `a fill counted twice is counted once (${r.source})`
             : event === "fill_complete"
               ? `filled at the venue (${r.source})`
               : `partly filled at the venue (${r.source})`;

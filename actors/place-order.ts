@@ -89,7 +89,7 @@ export async function placeOrder<L extends ActorLimits, R extends StoredOrder>(
  * `order:<venue order id>:placement`, covering the trades and transactions the answer names): without
  * it, a taker's fill on a venue with no source of fills (the CLOB without the chain or the user
  * channel) would be known to the order's filled amount alone, and the positions would miss it. The
- * sources' own reports of the same trades later take their shares out of it (src/db/fill-store.ts
+ * sources' own reports of the same trades later take their shares out of it (src/domain/fill-links.ts
  * `coveredBy`), so a trade counts once. Shares: the answer's when it gives them, else the order's
  * whole size when it filled, else its USDC at the order's limit price.
  */

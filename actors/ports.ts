@@ -325,11 +325,11 @@ export type FillOutcome<R> =
  * lifecycle decision from the order as stored and its totals after the change; null writes nothing.
  */
 export interface FillPort<R extends StoredOrder = StoredOrder> {
-  applyFill(orderId: string, fill: FillRecordInput, decide: (order: R, totals: FillTotals) => { to: OrderStatus; reason: string } | null): Promise<FillOutcome<R>>;
+  applyFill(orderId: string, fill: FillRecordInput, decide: (order: R, totals: FillTotals, beforeTotals: FillTotals) => { to: OrderStatus; reason: string } | null): Promise<FillOutcome<R>>;
   revertFill(
     orderId: string,
     ref: { fillKey: string; tradeId?: string; txHash?: string; logIndex?: number },
-    decide: (order: R, totals: FillTotals) => { to: OrderStatus; reason: string } | null,
+    decide: (order: R, totals: FillTotals, beforeTotals: FillTotals) => { to: OrderStatus; reason: string } | null,
   ): Promise<FillOutcome<R>>;
 }
 

@@ -3,9 +3,10 @@
  * however often. The order's row changes with it in the same transaction (its filled amount, its
  * status as the actor's lifecycle table decides, its `order` event reporting the fill).
  */
-import { and, asc, eq, inArray, isNotNull, isNull, ne, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import type { OrderStatus } from "../domain/order-status.ts";
 import type { FillRecord as FillInput, FillTotals } from "../domain/fill.ts";
+import { coveredBy, reckonFills } from "../domain/fill-links.ts";
 import type { Db } from "./database.ts";
 import { events, type FillRowStatus, fills, type OrderHistoryEntry, orders } from "./schema.ts";
 import type { Fence } from "../../actors/lease-port.ts";
@@ -18,10 +19,10 @@ export type { FillRecord as FillInput } from "../domain/fill.ts";
 
 
 /**
- * The actor's decision, from the order's status and its totals after the change: the next status
- * and the reason, or null when the lifecycle table does not allow it (nothing is then written).
+ * The actor's decision, from the order's status and its totals after the change (and before it): the
+ * next status and the reason, or null when the lifecycle table does not allow it (nothing is then written).
  */
-export type FillDecision = (order: OrderRow, totals: FillTotals) => { to: OrderStatus; reason: string } | null;
+export type FillDecision = (order: OrderRow, totals: FillTotals, beforeTotals: FillTotals) => { to: OrderStatus; reason: string } | null;
 
 export type FillOutcome =
   /** Applied: the order before and after, the fill as stored; `changed` false when nothing new was learned (a repeat). */
@@ -36,6 +37,8 @@ class Refused extends Error {
     super("refused by the order lifecycle");
   }
 }
+
+type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
 export class FillStore {
   /** The agent lease this view's writes are fenced on (`fenced`); none: unfenced (one process, tests). */
@@ -59,13 +62,13 @@ export class FillStore {
   }
 
   /** `write` in a transaction that first checks the fence (when this view has one). */
-  private tx<T>(write: (tx: Db) => Promise<T>): Promise<T> {
+  private tx<T>(write: (tx: Tx) => Promise<T>): Promise<T> {
     const fence = this.fence;
-    if (!fence) return this.db.transaction((tx) => write(tx as unknown as Db));
+    if (!fence) return this.db.transaction((tx) => write(tx));
     return fenced(fence, () =>
       this.db.transaction(async (tx) => {
         await tx.execute(fenceCheck(fence));
-        return write(tx as unknown as Db);
+        return write(tx);
       }),
     );
   }
@@ -87,7 +90,9 @@ export class FillStore {
 
   /**
    * Records one fill of `orderId` (a new one, or a repeat that may add a trade id, a transaction or a
-   * later status) and moves the order as `decide` says, in one transaction.
+   * later status) and moves the order as `decide` says, in one transaction. Which of the order's rows
+   * count is then worked out again from all of them (src/domain/fill-links.ts), so that a trade
+   * reported by several sources counts once whatever the order of their reports.
    */
   async applyFill(orderId: string, f: FillInput, decide: FillDecision): Promise<FillOutcome> {
     const now = this.now();
@@ -95,32 +100,27 @@ export class FillStore {
       return await this.tx(async (tx) => {
         const [before] = await tx.select().from(orders).where(eq(orders.id, orderId)).for("update");
         if (!before) return { kind: "not_found" as const };
-        const beforeTotals = await totalsOf(tx, orderId);
-        const match = [eq(fills.fillKey, f.fillKey)];
-        if (f.tradeId) match.push(eq(fills.tradeId, f.tradeId));
-        if (f.txHash && f.logIndex !== undefined) match.push(and(eq(fills.txHash, f.txHash), eq(fills.logIndex, f.logIndex))!);
-        // A source that names the transaction but not the log (the user channel's trade) and one that
-        // names both (the chain) report the same fill when the shares agree: one row.
-        if (f.txHash) {
-          const oneLacksLog = f.logIndex === undefined ? sql`true` : isNull(fills.logIndex);
-          match.push(and(eq(fills.txHash, f.txHash), oneLacksLog, eq(fills.sharesUnits, f.sharesUnits))!);
-        }
-        const [existing, ...twins] = await tx
-          .select()
-          .from(fills)
-          .where(and(eq(fills.orderId, orderId), or(...match)))
-          .orderBy(asc(fills.id));
-        let fill: FillRow;
+        const rows = await rowsOfOrder(tx, orderId);
+        const beforeTotals = totalsOfRows(rows);
+        const primary = rows.filter((r) => sameFill(r, f));
+        const partner = primary[0]?.status === "failed" ? undefined : partnerInTx(rows, f, primary);
+        const [existing, ...twins] = [...primary, ...(partner ? [partner] : [])].sort((a, b) => a.id - b.id);
+        let fillId: number;
         let changed = false;
         if (existing) {
+          fillId = existing.id;
           const set: Partial<FillRow> = {};
           if (twins.length) {
-            // Two rows this report shows to be one fill (the user channel's trade before it named its
-            // transaction, and the chain's log of it): the younger is folded into the older.
+            // Rows this report shows to be one fill (the user channel's trade and the chain's log of it,
+            // or the trade's two names met apart): the younger are folded into the older.
             await tx.delete(fills).where(inArray(fills.id, twins.map((t) => t.id)));
             for (const t of twins) {
               if (!existing.tradeId && !set.tradeId && t.tradeId) set.tradeId = t.tradeId;
-              if (!existing.txHash && !set.txHash && t.txHash) {
+              if (t.logIndex !== null && existing.logIndex === null && set.logIndex === undefined) {
+                set.txHash = t.txHash;
+                set.logIndex = t.logIndex;
+                if (t.blockNumber !== null) set.blockNumber = t.blockNumber;
+              } else if (!existing.txHash && !set.txHash && t.txHash) {
                 set.txHash = t.txHash;
                 set.logIndex = t.logIndex;
               }
@@ -130,63 +130,36 @@ export class FillStore {
               if (more.length) set.sources = [...sources, ...more];
             }
           }
+          const txHash = set.txHash !== undefined ? set.txHash : existing.txHash;
+          const logIndex = set.logIndex !== undefined ? set.logIndex : existing.logIndex;
           if (!existing.tradeId && !set.tradeId && f.tradeId) set.tradeId = f.tradeId;
-          if (!existing.txHash && !set.txHash && f.txHash) {
+          if (!txHash && f.txHash) {
             set.txHash = f.txHash;
             set.logIndex = f.logIndex ?? null;
-          } else if (existing.txHash && existing.logIndex === null && f.logIndex !== undefined) {
+          } else if (txHash === f.txHash && logIndex === null && f.logIndex !== undefined) {
             set.logIndex = f.logIndex;
+          } else if (txHash && f.txHash && txHash !== f.txHash && logIndex === null && f.logIndex === undefined && existing.status !== "failed") {
+            // The trade now names another transaction (mined again after a reorganisation): the latest one is its.
+            set.txHash = f.txHash;
           }
           if (f.blockNumber !== undefined && existing.blockNumber !== f.blockNumber) set.blockNumber = f.blockNumber;
-          if (existing.status !== "failed" && RANK[f.status] > RANK[set.status ?? existing.status]) set.status = f.status;
+          if (existing.status === "failed") {
+            // The chain shows again a log it had taken back (its transaction mined again, same place): it counts again.
+            const back = f.source === "chain" && f.logIndex !== undefined && existing.txHash === f.txHash && existing.logIndex === f.logIndex;
+            if (back) set.status = f.status;
+          } else if (RANK[f.status] > RANK[set.status ?? existing.status]) {
+            set.status = f.status;
+          }
           const sources = set.sources ?? existing.sources;
           if (!sources.includes(f.source)) set.sources = [...sources, f.source];
           if (Object.keys(set).length) {
-            [fill] = await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, existing.id)).returning();
+            await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, existing.id));
             changed = twins.length > 0 || set.status !== undefined || set.tradeId !== undefined || set.txHash !== undefined || set.logIndex !== undefined;
-          } else {
-            fill = existing;
           }
         } else {
-          let shares = f.sharesUnits;
-          let usdc = f.usdcUnits;
-          const named: { tradeId?: string; txHash?: string } = {};
-          if (f.covers) {
-            // A placement's answer: what the sources already reported of the trades it names is not counted again.
-            const known = await tx.select().from(fills).where(and(eq(fills.orderId, orderId), isNull(fills.covers), ne(fills.status, "failed")));
-            const trades = f.covers.filter((c) => c.startsWith("trade:"));
-            const txs = f.covers.filter((c) => c.startsWith("tx:"));
-            for (const k of known) {
-              const covered = shares > 0n ? coveredBy(f.covers, k) : false;
-              if (!covered) continue;
-              [shares, usdc] = absorb(shares, usdc, k.sharesUnits);
-              // As below: a fill that is one of the answer's matches carries the answer's one trade or transaction name.
-              const set: Partial<FillRow> = {};
-              if (!k.tradeId && trades.length === 1) set.tradeId = trades[0].slice("trade:".length);
-              if (!k.txHash && txs.length === 1) set.txHash = txs[0].slice("tx:".length);
-              if (Object.keys(set).length) await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, k.id));
-            }
-          } else {
-            // A source's own report of a trade a placement's answer counted: taken out of that answer's fill.
-            const placed = await tx
-              .select()
-              .from(fills)
-              .where(and(eq(fills.orderId, orderId), isNotNull(fills.covers), ne(fills.status, "failed"), sql`${fills.sharesUnits} > 0`))
-              .for("update");
-            for (const p of placed) {
-              const covered = coveredBy(p.covers ?? [], { tradeId: f.tradeId ?? null, txHash: f.txHash ?? null });
-              if (!covered) continue;
-              const [s2, u2] = absorb(p.sharesUnits, p.usdcUnits, f.sharesUnits);
-              await tx.update(fills).set({ sharesUnits: s2, usdcUnits: u2, updatedAt: now }).where(eq(fills.id, p.id));
-              // One of the answer's matches: when the answer named one trade (or one transaction), that is
-              // this fill's too, so the other source's report of it (by that name) is this row, not another fill.
-              const trades = (p.covers ?? []).filter((k) => k.startsWith("trade:"));
-              const txs = (p.covers ?? []).filter((k) => k.startsWith("tx:"));
-              if (!f.tradeId && trades.length === 1) named.tradeId = trades[0].slice("trade:".length);
-              if (!f.txHash && txs.length === 1) named.txHash = txs[0].slice("tx:".length);
-            }
-          }
-          [fill] = await tx
+          if (f.covers) await this.nameCovered(tx, rows, f.covers, f.sharesUnits, now);
+          const named = f.covers ? {} : nameFromPlacement(rows, f);
+          const [inserted] = await tx
             .insert(fills)
             .values({
               orderId,
@@ -203,23 +176,34 @@ export class FillStore {
               source: f.source,
               sources: [f.source],
               price: f.price,
-              sharesUnits: shares,
-              usdcUnits: usdc,
+              sharesUnits: f.sharesUnits,
+              usdcUnits: f.usdcUnits,
               feeUnits: f.feeUnits,
               status: f.status,
               covers: f.covers ?? null,
+              placedSharesUnits: f.covers ? f.sharesUnits : null,
+              placedUsdcUnits: f.covers ? f.usdcUnits : null,
               at: f.at,
               createdAt: now,
               updatedAt: now,
             })
-            .returning();
-          changed = true;
+            .returning({ id: fills.id });
+          fillId = inserted.id;
         }
-        const totals = await totalsOf(tx, orderId);
-        const decision = decide(before, totals);
+        const after = await this.relink(tx, orderId, now);
+        const fill = after.find((r) => r.id === fillId)!;
+        const totals = totalsOfRows(after);
+        // A new row counts unless it is another source's report of a counted trade; any other row
+        // starting or ceasing to count, or a placement answer's part changing, is news too.
+        if (!existing && fill.twinOf === null) changed = true;
+        if (linksMoved(rows, after, fillId)) changed = true;
+        if (totals.sharesUnits !== beforeTotals.sharesUnits || totals.usdcUnits !== beforeTotals.usdcUnits) changed = true;
+        const decision = decide(before, totals, beforeTotals);
         if (!decision) throw new Refused(before.status);
         if (!changed) return { kind: "applied" as const, before, row: before, fill, changed, totals, beforeTotals };
-        const row = await this.moveOrder(tx, before, decision, sql`greatest(${orders.filledUnits}, ${totals.usdcUnits.toString()}::bigint)`, fill, now);
+        // The event shows the fill as listed: the counted one, with its twins' sources.
+        const shown = listedFills(after).find((r) => r.id === (fill.twinOf ?? fill.id)) ?? fill;
+        const row = await this.moveOrder(tx, before, decision, filledAfter(totals, beforeTotals), shown, now);
         return { kind: "applied" as const, before, row, fill, changed, totals, beforeTotals };
       });
     } catch (error) {
@@ -235,22 +219,29 @@ export class FillStore {
       return await this.tx(async (tx) => {
         const [before] = await tx.select().from(orders).where(eq(orders.id, orderId)).for("update");
         if (!before) return { kind: "not_found" as const };
-        const beforeTotals = await totalsOf(tx, orderId);
-        const match = [eq(fills.fillKey, ref.fillKey)];
-        if (ref.tradeId) match.push(eq(fills.tradeId, ref.tradeId));
-        if (ref.txHash && ref.logIndex !== undefined) match.push(and(eq(fills.txHash, ref.txHash), eq(fills.logIndex, ref.logIndex))!);
-        const [existing] = await tx.select().from(fills).where(and(eq(fills.orderId, orderId), or(...match))).limit(1);
+        const rows = await rowsOfOrder(tx, orderId);
+        const beforeTotals = totalsOfRows(rows);
+        // By any of its names: a fill reported first by one source and merged with another's report
+        // keeps the first one's key, so a key names a trade id or a log too (`trade:<id>`, `tx:<hash>:<index>`).
+        const byKey = namesOfKey(ref.fillKey);
+        const tradeId = ref.tradeId ?? byKey.tradeId;
+        const txHash = ref.txHash ?? byKey.txHash;
+        const logIndex = ref.logIndex ?? byKey.logIndex;
+        const existing = rows.find(
+          (r) => r.fillKey === ref.fillKey || (!!tradeId && r.tradeId === tradeId) || (!!txHash && logIndex !== undefined && r.txHash === txHash && r.logIndex === logIndex),
+        );
         if (!existing || existing.status === "failed") {
           // Nothing counted to take back (never seen, or already taken back).
-          const totals = await totalsOf(tx, orderId);
-          return existing ? { kind: "applied" as const, before, row: before, fill: existing, changed: false, totals, beforeTotals } : { kind: "not_found" as const };
+          return existing ? { kind: "applied" as const, before, row: before, fill: existing, changed: false, totals: beforeTotals, beforeTotals } : { kind: "not_found" as const };
         }
-        const [fill] = await tx.update(fills).set({ status: "failed", updatedAt: now }).where(eq(fills.id, existing.id)).returning();
-        const totals = await totalsOf(tx, orderId);
-        const decision = decide(before, totals);
+        await tx.update(fills).set({ status: "failed", updatedAt: now }).where(eq(fills.id, existing.id));
+        // Its twins (other sources' reports linked to it) count on their own again, or pair anew.
+        const after = await this.relink(tx, orderId, now);
+        const fill = after.find((r) => r.id === existing.id)!;
+        const totals = totalsOfRows(after);
+        const decision = decide(before, totals, beforeTotals);
         if (!decision) throw new Refused(before.status);
-        const filled = sql`greatest(${totals.usdcUnits.toString()}::bigint, ${orders.filledUnits} - ${existing.usdcUnits.toString()}::bigint)`;
-        const row = await this.moveOrder(tx, before, decision, filled, fill, now);
+        const row = await this.moveOrder(tx, before, decision, filledAfter(totals, beforeTotals), fill, now);
         return { kind: "applied" as const, before, row, fill, changed: true, totals, beforeTotals };
       });
     } catch (error) {
@@ -259,10 +250,55 @@ export class FillStore {
     }
   }
 
-  /** An order's fills, oldest first (a placement answer's fill that the sources' reports have wholly replaced is left out). */
+  /**
+   * Works out again which of the order's rows count (src/domain/fill-links.ts) and writes what
+   * changed (a row's twin, a placement answer's part); answers the rows as they are now.
+   */
+  private async relink(tx: Tx, orderId: string, now: Date): Promise<FillRow[]> {
+    const rows = await rowsOfOrder(tx, orderId);
+    const { twinOf, placement } = reckonFills(rows);
+    const out: FillRow[] = [];
+    for (const r of rows) {
+      const set: Partial<FillRow> = {};
+      const twin = twinOf.get(r.id) ?? null;
+      if (twin !== r.twinOf) set.twinOf = twin;
+      const part = placement.get(r.id);
+      if (part && (part.sharesUnits !== r.sharesUnits || part.usdcUnits !== r.usdcUnits)) {
+        set.sharesUnits = part.sharesUnits;
+        set.usdcUnits = part.usdcUnits;
+      }
+      if (Object.keys(set).length) await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, r.id));
+      out.push({ ...r, ...set });
+    }
+    return out;
+  }
+
+  /**
+   * A placement's answer arriving after the sources' reports: the counted rows it covers (in the order
+   * reported, as far as its shares go) take the answer's one trade id or transaction when they lack
+   * it, so that the other source's later report of that trade merges into them.
+   */
+  private async nameCovered(tx: Tx, rows: FillRow[], covers: string[], shares: bigint, now: Date): Promise<void> {
+    const trade = single(covers, "trade:");
+    const txName = single(covers, "tx:");
+    let left = shares;
+    for (const r of rows) {
+      if (left <= 0n) break;
+      if (r.covers !== null || r.status === "failed" || r.twinOf !== null || !coveredBy(covers, r)) continue;
+      left -= r.sharesUnits < left ? r.sharesUnits : left;
+      const set: Partial<FillRow> = {};
+      if (!r.tradeId && trade && !rows.some((x) => x.tradeId === trade)) set.tradeId = trade;
+      if (!r.txHash && txName) set.txHash = txName;
+      if (Object.keys(set).length) {
+        await tx.update(fills).set({ ...set, updatedAt: now }).where(eq(fills.id, r.id));
+        Object.assign(r, set);
+      }
+    }
+  }
+
+  /** An order's fills as listed, oldest first (`listedFills`). */
   async fillsOf(orderId: string): Promise<FillRow[]> {
-    const rows = await this.db.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.at), asc(fills.id));
-    return rows.filter((r) => !(r.covers && r.sharesUnits === 0n));
+    return listedFills(await this.db.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.at), asc(fills.id)));
   }
 
   /**
@@ -276,19 +312,18 @@ export class FillStore {
         const [order] = await tx.select().from(orders).where(eq(orders.id, orderId));
         if (!order) return null;
         const rows = await tx.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.at), asc(fills.id));
-        // As fillsOf: a placement answer's fill wholly replaced by the sources' reports is left out.
-        return { order, fills: rows.filter((r) => !(r.covers && r.sharesUnits === 0n)) };
+        return { order, fills: listedFills(rows) };
       },
       { isolationLevel: "repeatable read", accessMode: "read only" },
     );
   }
 
-  /** An agent's counted fills (not taken back), oldest first: its positions are made of them. */
+  /** An agent's counted fills (not taken back, no twins), oldest first: its positions are made of them. */
   async countedFillsOfAgent(agentId: string): Promise<FillRow[]> {
     return this.db
       .select()
       .from(fills)
-      .where(and(eq(fills.agentId, agentId), ne(fills.status, "failed")))
+      .where(and(eq(fills.agentId, agentId), COUNTED_FILL))
       .orderBy(asc(fills.at), asc(fills.id));
   }
 
@@ -300,7 +335,7 @@ export class FillStore {
         shares: sql<string>`coalesce(sum(case when ${fills.side} = 'buy' then ${fills.sharesUnits} else -${fills.sharesUnits} end), 0)`,
       })
       .from(fills)
-      .where(and(eq(fills.agentId, agentId), ne(fills.status, "failed")))
+      .where(and(eq(fills.agentId, agentId), COUNTED_FILL))
       .groupBy(fills.tokenId);
     return Object.fromEntries(rows.map((r) => [r.token, BigInt(r.shares)]));
   }
@@ -311,7 +346,7 @@ export class FillStore {
     const rows = await this.db
       .select({ id: fills.orderId, shares: sql<string>`coalesce(sum(${fills.sharesUnits}), 0)` })
       .from(fills)
-      .where(and(inArray(fills.orderId, orderIds), ne(fills.status, "failed")))
+      .where(and(inArray(fills.orderId, orderIds), COUNTED_FILL))
       .groupBy(fills.orderId);
     return new Map(rows.map((r) => [r.id, BigInt(r.shares)]));
   }
@@ -341,37 +376,128 @@ export class FillStore {
   }
 }
 
+/** A fill row that counts: not taken back, and not another source's report of a row that counts (a twin). */
+export const COUNTED_FILL = and(ne(fills.status, "failed"), isNull(fills.twinOf))!;
+
+function rowsOfOrder(tx: Pick<Db, "select">, orderId: string): Promise<FillRow[]> {
+  return tx.select().from(fills).where(eq(fills.orderId, orderId)).orderBy(asc(fills.id));
+}
+
+/** What the counted rows add up to. */
+function totalsOfRows(rows: readonly FillRow[]): FillTotals {
+  let sharesUnits = 0n;
+  let usdcUnits = 0n;
+  for (const r of rows) {
+    if (r.status === "failed" || r.twinOf !== null) continue;
+    sharesUnits += r.sharesUnits;
+    usdcUnits += r.usdcUnits;
+  }
+  return { sharesUnits, usdcUnits };
+}
+
+/** The names a fill key gives: `trade:<id>` a trade id, `tx:<hash>:<log index>` a log. */
+function namesOfKey(fillKey: string): { tradeId?: string; txHash?: string; logIndex?: number } {
+  if (fillKey.startsWith("trade:")) return { tradeId: fillKey.slice("trade:".length) };
+  const log = /^tx:(0x[0-9a-f]+):([0-9]+)$/.exec(fillKey);
+  return log ? { txHash: log[1], logIndex: Number(log[2]) } : {};
+}
+
+/** A row that is the reported fill by one of its own names: its key, its trade id, its log. */
+function sameFill(r: FillRow, f: FillInput): boolean {
+  if (r.fillKey === f.fillKey) return true;
+  if (f.tradeId && r.tradeId === f.tradeId) return true;
+  return !!f.txHash && f.logIndex !== undefined && r.txHash === f.txHash && r.logIndex === f.logIndex;
+}
+
 /**
- * Whether a source's fill (`f`) is one of the trades a placement's answer named (`covers`). It is
- * when it shares a trade id or a transaction with them; it is not when it carries a kind of name the
- * answer gave and that name differs (another trade: a later fill of the resting order); otherwise
- * (nothing to compare: the chain's log against an answer that named trades only) it is taken as one
- * of them, in the order reported: the placement's matches are the order's first fills.
+ * The other name of the same fill, in the same transaction: for a trade report naming its transaction
+ * (no log index), the chain's log of this order in that transaction with no trade id and the same
+ * shares; for the chain's log, a trade report naming that transaction with no log yet and the same
+ * shares. Never a row taken back, nor a row already holding both names.
  */
-export function coveredBy(covers: readonly string[], f: { tradeId: string | null; txHash: string | null }): "named" | "unnamed" | false {
-  const trades = covers.filter((k) => k.startsWith("trade:"));
-  const txs = covers.filter((k) => k.startsWith("tx:"));
-  if (f.tradeId && trades.includes(`trade:${f.tradeId}`)) return "named";
-  if (f.txHash && txs.includes(`tx:${f.txHash.toLowerCase()}`)) return "named";
-  if (f.tradeId && trades.length) return false;
-  if (f.txHash && txs.length) return false;
-  return "unnamed";
+function partnerInTx(rows: readonly FillRow[], f: FillInput, primary: readonly FillRow[]): FillRow | undefined {
+  if (!f.txHash) return undefined;
+  const self = primary[0];
+  const isLog = f.logIndex !== undefined;
+  if (self && (isLog ? self.tradeId !== null : self.logIndex !== null)) return undefined;
+  return rows.find(
+    (r) =>
+      !primary.includes(r) &&
+      r.status !== "failed" &&
+      r.covers === null &&
+      r.txHash === f.txHash &&
+      r.sharesUnits === f.sharesUnits &&
+      (isLog ? r.logIndex === null && r.tradeId !== null : r.logIndex !== null && r.tradeId === null),
+  );
 }
 
-/** A placement fill's shares and USDC after `taken` shares of it were reported by a source (USDC at its own price, rounded so what remains is never less). */
-function absorb(shares: bigint, usdc: bigint, taken: bigint): [bigint, bigint] {
-  if (shares <= 0n) return [0n, 0n];
-  const take = taken < shares ? taken : shares;
-  const left = shares - take;
-  return left === 0n ? [0n, 0n] : [left, usdc - (usdc * take) / shares];
+/**
+ * A source's new fill that is one of a placement answer's matches (the answer still counting some of
+ * them) takes the answer's one trade id or transaction when it lacks that name, so that the other
+ * source's report of that trade merges into it. A trade id another row holds already is not taken.
+ */
+function nameFromPlacement(rows: readonly FillRow[], f: FillInput): { tradeId?: string; txHash?: string } {
+  const named: { tradeId?: string; txHash?: string } = {};
+  for (const p of rows) {
+    if (p.covers === null || p.status === "failed" || p.sharesUnits <= 0n) continue;
+    if (!coveredBy(p.covers, { tradeId: f.tradeId ?? null, txHash: f.txHash ?? null })) continue;
+    const trade = single(p.covers, "trade:");
+    const txName = single(p.covers, "tx:");
+    if (!f.tradeId && trade && !rows.some((r) => r.tradeId === trade)) named.tradeId = trade;
+    if (!f.txHash && txName) named.txHash = txName;
+  }
+  return named;
 }
 
-async function totalsOf(tx: Pick<Db, "select">, orderId: string): Promise<FillTotals> {
-  const [t] = await tx
-    .select({ shares: sql<string>`coalesce(sum(${fills.sharesUnits}), 0)`, usdc: sql<string>`coalesce(sum(${fills.usdcUnits}), 0)` })
-    .from(fills)
-    .where(and(eq(fills.orderId, orderId), ne(fills.status, "failed")));
-  return { sharesUnits: BigInt(t?.shares ?? 0), usdcUnits: BigInt(t?.usdc ?? 0) };
+/** The one name of a kind a placement's answer gave (`trade:` or `tx:`), or null. */
+function single(covers: readonly string[], kind: "trade:" | "tx:"): string | null {
+  const names = covers.filter((c) => c.startsWith(kind));
+  return names.length === 1 ? names[0].slice(kind.length) : null;
+}
+
+/** Whether a row other than `fillId` started or ceased to count, or a placement answer's part moved. */
+function linksMoved(before: readonly FillRow[], after: readonly FillRow[], fillId: number): boolean {
+  const was = new Map(before.map((r) => [r.id, r]));
+  return after.some((r) => {
+    const b = was.get(r.id);
+    return r.id !== fillId && !!b && (b.twinOf !== r.twinOf || b.sharesUnits !== r.sharesUnits || b.usdcUnits !== r.usdcUnits);
+  });
+}
+
+/**
+ * The order's filled USDC after a change of its fills: it never shrinks below what it was through a
+ * fill that adds (a venue's read or the placement's answer may know more than the fills); when the
+ * counted fills shrink (a fill taken back, a trade found counted twice), it loses what they lost.
+ */
+function filledAfter(totals: FillTotals, beforeTotals: FillTotals) {
+  if (totals.usdcUnits >= beforeTotals.usdcUnits) return sql`greatest(${orders.filledUnits}, ${totals.usdcUnits.toString()}::bigint)`;
+  const lost = beforeTotals.usdcUnits - totals.usdcUnits;
+  return sql`greatest(${totals.usdcUnits.toString()}::bigint, ${orders.filledUnits} - ${lost.toString()}::bigint)`;
+}
+
+/**
+ * An order's fills as GET /v1/orders/{id} and the `fills` of its events show them: a twin (another
+ * source's report of a counted fill) is shown as that fill's, which then lists its sources and, when it
+ * has none, its trade id; a placement answer's fill that the sources' reports have wholly replaced is
+ * left out.
+ */
+export function listedFills(rows: readonly FillRow[]): FillRow[] {
+  const twinsOf = new Map<number, FillRow[]>();
+  for (const r of rows) if (r.twinOf !== null) twinsOf.set(r.twinOf, [...(twinsOf.get(r.twinOf) ?? []), r]);
+  const out: FillRow[] = [];
+  for (const r of rows) {
+    if (r.twinOf !== null || (r.covers && r.sharesUnits === 0n)) continue;
+    const twins = twinsOf.get(r.id);
+    if (!twins) {
+      out.push(r);
+      continue;
+    }
+    const sources = [...r.sources];
+    for (const t of twins) for (const s of t.sources) if (!sources.includes(s)) sources.push(s);
+    const trades = twins.filter((t) => t.tradeId !== null);
+    out.push({ ...r, sources, tradeId: r.tradeId ?? (trades.length === 1 ? trades[0].tradeId : null) });
+  }
+  return out;
 }
 
 /** A fill as the API shows it (GET /v1/orders/{id} `fills`, and the `fill` of an `order` event). */

@@ -223,6 +223,14 @@ export const fills = pgTable(
      * as fills"). Null for every other fill.
      */
     covers: jsonb("covers").$type<string[]>(),
+    /** A placement answer's row: the shares and USDC the answer said matched (its own amounts are what is left of them; migration 0023). */
+    placedSharesUnits: units("placed_shares_units"),
+    placedUsdcUnits: units("placed_usdc_units"),
+    /**
+     * Set when this row is another source's report of the trade another row counts (that row's id): it
+     * counts for nothing then (src/domain/fill-links.ts; migration 0023). Null on every counted row.
+     */
+    twinOf: bigint("twin_of", { mode: "number" }),
     /** When the trade happened, as the source says. */
     at: ts("at").notNull(),
     createdAt: ts("created_at").notNull(),

@@ -10,7 +10,7 @@ test("utcDay is the UTC date of the instant, also across day boundaries and back
 });
 
 import { exposureOf } from "../../actors/order-counts.ts";
-import { coveredBy } from "../../src/db/fill-store.ts";
+import { coveredBy } from "../../src/domain/fill-links.ts";
 
 test("exposureOf: a buy counts what its fills (the position) do not; a sell counts nothing", () => {
   const buy = { side: "buy" as const, notionalUnits: 10_000_000n };

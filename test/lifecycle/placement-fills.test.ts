@@ -171,12 +171,16 @@ describeEachDatabase("placement answers as fills, merged with the sources' repor
     const o = await a.place({ side: "buy", size_usdc: 9.8, price: 0.49 });
     expect(o.status).toBe("open");
     const tx = `0x${"5c".repeat(32)}` as const;
-    // Nothing links them yet: two rows (what the sources said, each on its own).
+    // The user channel's MATCHED (no transaction yet) and the chain's log of the same shares: taken as
+    // one trade before anything names the transaction (the chain's row counts, the report is its twin).
     expect(await sink().deliver(fill(o.hash, { tradeId: "U-1", price: "0.49", sharesUnits: 5_000_000n, usdcUnits: 2_450_000n }))).toBe("applied");
     expect(await sink().deliver(fill(o.hash, { source: "chain", txHash: tx, logIndex: 2, price: "0.49", status: "confirmed", sharesUnits: 5_000_000n, usdcUnits: 2_450_000n }))).toBe("applied");
     const before = await order(a.key, o.id);
-    expect(before.fills).toHaveLength(2);
-    expect(before.filled_shares).toBe(10); // counted twice until a report links them (the safe side for exposure)
+    expect(before.fills).toHaveLength(1);
+    expect(before.fills[0]).toMatchObject({ source: "chain", sources: ["chain", "user_channel"], trade_id: "U-1", tx_hash: tx, log_index: 2, shares: "5" });
+    expect(before.filled_shares).toBe(5);
+    expect(before.filled_usdc).toBe(2.45);
+    expect(await position(a.key, a.agentId)).toMatchObject({ shares: "5", cost_usdc: "2.45" });
     // The user channel's MINED names the transaction: one fill.
     expect(await sink().deliver(fill(o.hash, { tradeId: "U-1", txHash: tx, status: "mined", price: "0.49", sharesUnits: 5_000_000n, usdcUnits: 2_450_000n }))).toBe("applied");
     const got = await order(a.key, o.id);

@@ -3,7 +3,9 @@
  * every match on Anvil (`chain`: OrderFilled from the exchange's address), the service follows that
  * chain (CHAIN_RPC_URL) and a delegated agent's user channel. Whichever source reports first, the order
  * has one fill (both sources named), its shares once in the position and its USDC once in the daily
- * volume. On PGlite and, with TEST_DATABASE_URL, PostgreSQL.
+ * volume; also when the user channel's MATCHED (a trade id, no transaction yet, as Polymarket) and the
+ * chain's log both came before the MINED that links them, or no MINED comes at all. On PGlite and, with
+ * TEST_DATABASE_URL, PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { generatePrivateKey } from "viem/accounts";
@@ -119,6 +121,71 @@ for (const kind of KINDS) {
       expect(a.daily_volume.used_usdc).toBe(7.84);
       const p = (await call(svc.url, key, "GET", `/v1/agents/${agent}/positions`)).body.positions;
       expect(p[0]).toMatchObject({ shares: "16", cost_usdc: "7.84" });
+    }, 30_000);
+
+    /** The agent's position in TOKEN (shares, cost) as numbers. */
+    const held = async () => {
+      const p = (await call(svc.url, key, "GET", `/v1/agents/${agent}/positions`)).body.positions.find((x: any) => x.token_id === TOKEN);
+      return { shares: Number(p?.shares ?? 0), cost: Number(p?.cost_usdc ?? 0) };
+    };
+
+    test("the user channel's MATCHED (no transaction yet), then the chain's log, its MINED 4 s later: counted once all along", async () => {
+      const start = await held();
+      const placed = await restingBuy(0.49, 3.92); // 8 shares
+      await simPost(sim, "/_sim/faults", { trade_mine_ms: 4000 });
+      const samples: Array<{ ms: number; shares: number; usdc: number; fills: number; held: number; sources: string[] }> = [];
+      try {
+        const soldAt = await sells(bob, 0.49, 8);
+        // Every 100 ms until after the MINED: what the order and the position count.
+        while (Date.now() - soldAt < 5500) {
+          const [o, h] = await Promise.all([order(placed.order_id), held()]);
+          samples.push({ ms: Date.now() - soldAt, shares: o.filled_shares, usdc: o.filled_usdc, fills: o.fills.length, held: h.shares - start.shares, sources: o.fills.flatMap((f: any) => f.sources) });
+          await Bun.sleep(100);
+        }
+      } finally {
+        await simPost(sim, "/_sim/faults", { trade_mine_ms: 0 });
+      }
+      // Never counted twice, in the order or in the position; one fill listed whenever one is.
+      for (const x of samples) {
+        expect({ ...x, ok: x.shares <= 8 && x.usdc <= 3.92 && x.fills <= 1 && x.held === x.shares }).toMatchObject({ ok: true });
+      }
+      // Both sources had reported it before the user channel named its transaction (MINED at 4 s).
+      const both = samples.find((x) => x.ms < 3500 && x.sources.includes("chain") && x.sources.includes("user_channel"));
+      expect(both).toMatchObject({ shares: 8, usdc: 3.92, fills: 1, held: 8 });
+      await anvil.mine(3);
+      const o = await until("the fill confirmed, with the trade's and the log's names", async () => {
+        const x = await order(placed.order_id);
+        return seenByBoth(x) && x.fills[0].status === "confirmed" && x.fills[0].trade_id && x.fills[0].log_index !== null ? x : null;
+      }, 10_000, 100);
+      expect(o).toMatchObject({ status: "filled", filled_shares: 8, filled_usdc: 3.92 });
+      expect(o.fills[0].tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+      const end = await held();
+      expect({ shares: end.shares - start.shares, cost: Math.round((end.cost - start.cost) * 1e6) }).toEqual({ shares: 8, cost: 3_920_000 });
+      const a = (await call(svc.url, key, "GET", `/v1/agents/${agent}`)).body;
+      expect(a.daily_volume.used_usdc).toBe(7.84 + 3.92);
+    }, 40_000);
+
+    test("the user channel's MATCHED and the chain's log, no MINED ever: counted once, confirmed by the chain", async () => {
+      const start = await held();
+      const placed = await restingBuy(0.49, 2.45); // 5 shares
+      await simPost(sim, "/_sim/faults", { trade_mine_ms: 600_000 });
+      try {
+        await sells(bob, 0.49, 5);
+        await until("both sources' reports", async () => seenByBoth(await order(placed.order_id)), 5000, 50);
+        await anvil.mine(3);
+        const o = await until("the chain's confirmation", async () => {
+          const x = await order(placed.order_id);
+          return x.fills[0]?.status === "confirmed" ? x : null;
+        }, 10_000, 100);
+        expect(o).toMatchObject({ status: "filled", filled_shares: 5, filled_usdc: 2.45 });
+        expect(o.fills).toHaveLength(1);
+        expect(o.fills[0]).toMatchObject({ source: expect.any(String), shares: "5", usdc: "2.45" });
+        expect(o.fills[0].trade_id).toBeTruthy();
+        const end = await held();
+        expect({ shares: end.shares - start.shares, cost: Math.round((end.cost - start.cost) * 1e6) }).toEqual({ shares: 5, cost: 2_450_000 });
+      } finally {
+        await simPost(sim, "/_sim/faults", { trade_mine_ms: 0 });
+      }
     }, 30_000);
   });
 }

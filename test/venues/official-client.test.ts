@@ -153,8 +153,14 @@ describe("the official ClobClient against the venue simulator", () => {
     expect(r).toMatchObject({ success: true, status: "matched", makingAmount: "10", takingAmount: "20" }); // 20 at the 0.50 ask
     expect(r.transactionsHashes).toHaveLength(1);
     expect(r.tradeIDs).toHaveLength(1);
-    const trades = await client.getTrades();
+    // As Polymarket, a trade names its transaction from MINED on ("" while MATCHED): read once it is mined.
+    let trades = await client.getTrades();
+    for (let i = 0; i < 100 && trades[0]?.status === "MATCHED"; i++) {
+      await Bun.sleep(10);
+      trades = await client.getTrades();
+    }
     expect(trades).toHaveLength(1);
+    expect(trades[0].status).not.toBe("MATCHED");
     expect(trades[0]).toMatchObject({
       id: r.tradeIDs[0],
       taker_order_id: r.orderID,

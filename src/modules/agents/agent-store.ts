@@ -2,7 +2,7 @@
  * The database side of the agent actor: loading an agent's snapshot on
  * activation, and the small writes the actor makes itself (AgentStore port).
  */
-import { and, asc, eq, gt, inArray, lt, max, ne, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lt, max, sql } from "drizzle-orm";
 import { positionsFrom } from "../../domain/positions.ts";
 import { orderSharesUnits } from "../../domain/order-lifecycle.ts";
 import { ACTIVE_STATUS_LIST } from "../../domain/order-status.ts";
@@ -17,6 +17,7 @@ import {
   type TrackedOrder,
 } from "../../../actors/ports.ts";
 import type { Db } from "../../db/database.ts";
+import { COUNTED_FILL } from "../../db/fill-store.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import { agents, credentials, events, fills, orders } from "../../db/schema.ts";
 import { DEFAULT_LIMITS, type Limits } from "../../risk/limits.ts";
@@ -27,7 +28,7 @@ import { fenceCheck, fenced } from "../../db/lease-fence.ts";
 export const COUNTED = sql`case when ${orders.status} in ('pending_approval','awaiting_signature','submitting','open','unknown','filled','failed') then ${orders.notionalUnits} else ${orders.filledUnits} end`;
 
 /** What an order's counted fills paid or received (USDC units): they are in the positions. */
-const FILLS_USDC = sql`coalesce((select sum(${fills.usdcUnits}) from ${fills} where ${fills.orderId} = ${orders.id} and ${fills.status} <> 'failed'), 0)`;
+const FILLS_USDC = sql`coalesce((select sum(${fills.usdcUnits}) from ${fills} where ${fills.orderId} = ${orders.id} and ${fills.status} <> 'failed' and ${fills.twinOf} is null), 0)`;
 
 /**
  * An order's share of its market's exposure besides the positions, as the actor counts it
@@ -116,7 +117,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
           usdcUnits: fills.usdcUnits,
         })
         .from(fills)
-        .where(and(eq(fills.agentId, agentId), ne(fills.status, "failed")))
+        .where(and(eq(fills.agentId, agentId), COUNTED_FILL))
         .orderBy(asc(fills.at), asc(fills.id)),
     ]);
     const heldShares: Record<string, bigint> = {};

@@ -23,7 +23,7 @@
  *   "invalid signature". Proxy, Safe and deposit wallets are registered with POST /_sim/wallets
  *   {wallet, owner}. The order's signer must be the key's address (type 3: the wallet's owner must be).
  * - Orders are checked against the market's tick size and minimum size, matched price-time against the
- *   book, and each match is a trade (GET /data/trades) with a transaction hash.
+ *   book, and each match is a trade (GET /data/trades) with a transaction hash ("" while MATCHED, as Polymarket).
  * - Cancels need the order:cancel scope and cancel only the key's own orders.
  * - Heartbeats: the first POST /v1/heartbeats (any heartbeat_id, "" included) starts a session and answers
  *   {heartbeat_id}; each next one must send the last id answered (else 400 with the current id). When

@@ -134,7 +134,8 @@ export function tradeJson(t: SimTrade, venue: PaperVenue, viewer: string) {
         side: maker?.side === "sell" ? "SELL" : "BUY",
       },
     ],
-    transaction_hash: t.transaction_hash,
+    // As Polymarket: "" until the trade is broadcast (MATCHED), its transaction from MINED on.
+    transaction_hash: t.status === "MATCHED" ? "" : t.transaction_hash,
     trader_side: taker?.owner === viewer ? "TAKER" : "MAKER",
     // Extension of the simulator: the exact notional of the match.
     usdc: fromUnits((t.size * t.price) / PRICE_ONE),
