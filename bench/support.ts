@@ -80,7 +80,7 @@ export async function freePort(): Promise<number> {
  * way out (see signal()).
  */
 export function spawnLogged(cmd: string[], env: Record<string, string>, what: string, maxLineChars?: number, cwd = ROOT): Subprocess {
-  const child = Bun.spawn(cmd, { cwd, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe", detached: true });
+  const child = Bun.spawn(cmd, { cwd, env: { ...process.env, ...env }, stdout: process.env.BENCH_STDOUT_DIR ? Bun.file(`${process.env.BENCH_STDOUT_DIR}/${what}.log`) : "ignore", stderr: "pipe", detached: true });
   children.add(child);
   void (async () => {
     const decoder = new TextDecoder();

@@ -18,6 +18,13 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** Runs one statement with positional text parameters ($1, $2, …); see Database.run. */
 export type RunStatement = (text: string, params: (string | null)[]) => Promise<void>;
 
+/**
+ * Runs one statement as RunStatement does and answers its rows, each its values in column order. The
+ * statement's columns must all be `text` (cast them: `x::text`), so both databases answer the same
+ * strings (or null); see Database.query.
+ */
+export type QueryStatement = (text: string, params: (string | null)[]) => Promise<(string | null)[][]>;
+
 export interface Database {
   readonly kind: "pglite" | "postgres";
   readonly db: Db;
@@ -29,6 +36,13 @@ export interface Database {
    * parse and plan on every call).
    */
   run: RunStatement;
+  /**
+   * `run` with the statement's rows: for the hot statements that read or write on every delegated
+   * placement (its sealed credentials, its status write), which drizzle made several times dearer in
+   * process CPU (a query built and mapped per call; on PGlite parsed and planned on every call). On
+   * PostgreSQL a pool of its own beside `run`'s, so a read does not wait behind a group commit.
+   */
+  query: QueryStatement;
   ping(): Promise<boolean>;
   /** LISTEN on `channel` (its own connection on PostgreSQL); resolves with the function that stops listening. */
   listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
@@ -69,19 +83,21 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
   // The database is named explicitly: Bun lets PGDATABASE override the one in a URL, postgres-js does not.
   const database = decodeURIComponent(new URL(url).pathname.slice(1));
   const hot = new SQL(url, { max: HOT_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}) });
+  const reads = new SQL(url, { max: QUERY_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}) });
   return {
     kind: "postgres",
     db,
     run: async (text, params) => {
       await hot.unsafe(text, params);
     },
+    query: async (text, params) => (await reads.unsafe(text, params).values()) as (string | null)[][],
     ping: () => ping(db),
     listen: async (channel, onPayload) => {
       const { unlisten } = await client.listen(channel, onPayload);
       return unlisten;
     },
     close: async () => {
-      await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 })]);
+      await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 }), reads.close({ timeout: 5 })]);
     },
   };
 }
@@ -91,6 +107,9 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
  * OrderRepository's maxInFlight). A batch of rejections, rarer, waits for a free one.
  */
 const HOT_POOL_SIZE = 2;
+
+/** Connections of `query`'s pool: the delegated placements' credential reads and status writes. */
+const QUERY_POOL_SIZE = 4;
 
 async function openPglite(dir: string): Promise<Database> {
   const { PGlite, protocol } = await import("@electric-sql/pglite");
@@ -115,7 +134,7 @@ async function openPglite(dir: string): Promise<Database> {
   return {
     kind: "pglite",
     db,
-    run: pgliteRunner(client, protocol.serialize),
+    ...pgliteRunners(client, protocol.serialize),
     ping: () => ping(db),
     listen: async (channel, onPayload) => {
       const stop = await client.listen(channel, onPayload);
@@ -141,7 +160,7 @@ async function openPglite(dir: string): Promise<Database> {
  * runs under PGlite's transaction and query locks, like `query` and `exec`. A NUL in a value is
  * refused by the server with 22021, as on PostgreSQL.
  */
-function pgliteRunner(client: PGliteClient, serialize: PgliteSerialize): RunStatement {
+function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run: RunStatement; query: QueryStatement } {
   const prepared = new Map<string, string>();
   let made = 0;
   const concat = (parts: Uint8Array[]) => {
@@ -159,29 +178,41 @@ function pgliteRunner(client: PGliteClient, serialize: PgliteSerialize): RunStat
     if (name === undefined) name = `brokerage_stmt_${++made}`;
     const bindExecute = [serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()];
     // A first call that fails may have failed in its Parse: its name stays unused, the next call takes a new one.
-    await client.execProtocol(concat(fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute));
+    const result = await client.execProtocol(concat(fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute));
     if (fresh) prepared.set(text, name);
+    return result;
   };
   // The same two locks as PGlite's own `query` and `exec`: the transaction lock first (a transaction
   // holds it from BEGIN to COMMIT, so the statement never runs inside another caller's open
   // transaction and never shares its rollback), then the query lock.
-  return (text, params) =>
+  const exclusive = (text: string, params: (string | null)[]) =>
     client._runExclusiveTransaction(() =>
       client.runExclusive(async () => {
         try {
-          await once(text, params);
+          return await once(text, params);
         } catch (error) {
           // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
           if ((error as { code?: string }).code !== "26000") throw error;
           prepared.delete(text);
-          await once(text, params);
+          return once(text, params);
         }
       }),
     );
+  return {
+    run: async (text, params) => {
+      await exclusive(text, params);
+    },
+    // The rows are the DataRow messages' fields: text, as the statement's columns are.
+    query: async (text, params) => {
+      const rows: (string | null)[][] = [];
+      for (const m of (await exclusive(text, params)).messages) if (m.name === "dataRow") rows.push((m as unknown as { fields: (string | null)[] }).fields);
+      return rows;
+    },
+  };
 }
 
 type PGliteClient = {
-  execProtocol(message: Uint8Array): Promise<unknown>;
+  execProtocol(message: Uint8Array): Promise<{ messages: { name: string }[] }>;
   runExclusive<T>(fn: () => Promise<T>): Promise<T>;
   _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
 };
