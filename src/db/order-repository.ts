@@ -49,7 +49,7 @@ export class OrderRepository {
   /** Orders the last batches of placedFastWriter moved, until their callers read it. */
   private readonly placedFast = new Set<string>();
   private readonly query: QueryStatement | null;
-  /** Orders this process placed, by the venue's order id: their id and agent (placedOrder); at most MAX_PLACED_REFS. */
+  /** Orders this process placed, by the venue's order id and by their hash: their id and agent (placedOrder); at most MAX_PLACED_REFS. */
   private readonly placedRefs = new Map<string, { id: string; agentId: string }>();
 
   private readonly run: RunStatement;
@@ -108,6 +108,8 @@ export class OrderRepository {
     if (placing) {
       if (this.placing.size >= MAX_PLACING) this.placing.delete(this.placing.keys().next().value as string);
       this.placing.set(order.id, { row: storedRow(row), history: json(row.history)! });
+      // The venue's report of the placement may come before its answer: it names the order by its hash.
+      if (order.orderHash) this.rememberRef(order.orderHash.toLowerCase(), order.id, order.agentId);
     }
     const written = this.orderWriter.write(row);
     try {
@@ -320,13 +322,17 @@ export class OrderRepository {
     return (ref.venueOrderId !== undefined ? this.placedRefs.get(ref.venueOrderId) : undefined) ?? (ref.orderHash !== undefined ? this.placedRefs.get(ref.orderHash) : undefined) ?? null;
   }
 
-  /** Notes a placed row for placedOrder (the oldest forgotten past MAX_PLACED_REFS); answers it. */
+  /** Notes a placed row for placedOrder; answers it. */
   private rememberPlaced(row: OrderRow | null): OrderRow | null {
-    const vid = row?.venueOrderId;
-    if (!row || !vid) return row;
-    if (this.placedRefs.size >= MAX_PLACED_REFS) this.placedRefs.delete(this.placedRefs.keys().next().value as string);
-    this.placedRefs.set(vid, { id: row.id, agentId: row.agentId });
+    if (row?.venueOrderId) this.rememberRef(row.venueOrderId, row.id, row.agentId);
     return row;
+  }
+
+  /** Notes what `key` (a venue order id or an order hash) names for placedOrder; the oldest forgotten past MAX_PLACED_REFS. */
+  private rememberRef(key: string, id: string, agentId: string): void {
+    if (this.placedRefs.has(key)) return;
+    if (this.placedRefs.size >= MAX_PLACED_REFS) this.placedRefs.delete(this.placedRefs.keys().next().value as string);
+    this.placedRefs.set(key, { id, agentId });
   }
 
   private async flushPlaced(items: PlacedTransition[]): Promise<void> {
