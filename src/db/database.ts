@@ -23,7 +23,18 @@ export type RunStatement = (text: string, params: (string | null)[]) => Promise<
  * statement's columns must all be `text` (cast them: `x::text`), so both databases answer the same
  * strings (or null); see Database.query.
  */
-export type QueryStatement = (text: string, params: (string | null)[]) => Promise<(string | null)[][]>;
+export type QueryStatement = (text: string, params: (string | null)[], opts?: QueryOptions) => Promise<(string | null)[][]>;
+
+export interface QueryOptions {
+  /**
+   * Planned on every call, with the tables as they are, instead of once (a prepared statement's
+   * generic plan). For a statement that finds rows of a table that grows: PGlite never analyzes its
+   * tables (no autovacuum), so a plan made while a table was small stays a scan of it, or of an index
+   * full of dead entries (no vacuum either). PostgreSQL keeps the prepared statement: its autovacuum
+   * analyzes the table as it grows, which makes the statement planned again.
+   */
+  planEachCall?: boolean;
+}
 
 export interface Database {
   readonly kind: "pglite" | "postgres";
@@ -172,7 +183,9 @@ function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run:
     }
     return out;
   };
-  const once = async (text: string, params: (string | null)[]) => {
+  const once = async (text: string, params: (string | null)[], planEachCall?: boolean) => {
+    // The unnamed statement: parsed and planned with this call.
+    if (planEachCall) return client.execProtocol(concat([serialize.parse({ text }), serialize.bind({ values: params }), serialize.execute({}), serialize.sync()]));
     let name = prepared.get(text);
     const fresh = name === undefined;
     if (name === undefined) name = `brokerage_stmt_${++made}`;
@@ -185,11 +198,11 @@ function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run:
   // The same two locks as PGlite's own `query` and `exec`: the transaction lock first (a transaction
   // holds it from BEGIN to COMMIT, so the statement never runs inside another caller's open
   // transaction and never shares its rollback), then the query lock.
-  const exclusive = (text: string, params: (string | null)[]) =>
+  const exclusive = (text: string, params: (string | null)[], planEachCall?: boolean) =>
     client._runExclusiveTransaction(() =>
       client.runExclusive(async () => {
         try {
-          return await once(text, params);
+          return await once(text, params, planEachCall);
         } catch (error) {
           // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
           if ((error as { code?: string }).code !== "26000") throw error;
@@ -203,9 +216,9 @@ function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run:
       await exclusive(text, params);
     },
     // The rows are the DataRow messages' fields: text, as the statement's columns are.
-    query: async (text, params) => {
+    query: async (text, params, opts) => {
       const rows: (string | null)[][] = [];
-      for (const m of (await exclusive(text, params)).messages) if (m.name === "dataRow") rows.push((m as unknown as { fields: (string | null)[] }).fields);
+      for (const m of (await exclusive(text, params, opts?.planEachCall)).messages) if (m.name === "dataRow") rows.push((m as unknown as { fields: (string | null)[] }).fields);
       return rows;
     },
   };

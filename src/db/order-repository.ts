@@ -43,7 +43,7 @@ export class OrderRepository {
    * Delegated orders written as `submitting` whose placement has not been recorded yet, as inserted
    * (transitionPlaced's one-statement write predicts the row from it); at most MAX_PLACING.
    */
-  private readonly placing = new Map<string, { row: OrderRow; history: string }>();
+  private readonly placing = new Map<string, { row: NewOrderRow; history: string }>();
   /** The one-statement placement writes (transitionPlaced), group-committed. */
   private readonly placedFastWriter: BatchWriter<FastPlacement> | null = null;
   /** Orders the last batches of placedFastWriter moved, until their callers read it. */
@@ -107,7 +107,7 @@ export class OrderRepository {
     const placing = this.placedFastWriter !== null && order.status === "submitting";
     if (placing) {
       if (this.placing.size >= MAX_PLACING) this.placing.delete(this.placing.keys().next().value as string);
-      this.placing.set(order.id, { row: storedRow(row), history: json(row.history)! });
+      this.placing.set(order.id, { row, history: json(row.history)! });
       // The venue's report of the placement may come before its answer: it names the order by its hash.
       if (order.orderHash) this.rememberRef(order.orderHash.toLowerCase(), order.id, order.agentId);
     }
@@ -300,7 +300,7 @@ export class OrderRepository {
     const before = this.placing.get(id);
     this.placing.delete(id);
     if (before && this.placedFastWriter) {
-      const row = await this.placeFast(before.row, before.history, to, reason, patch);
+      const row = await this.placeFast(storedRow(before.row), before.history, to, reason, patch);
       // The row changed since it was inserted (a kill, a fill reported first): the general write decides.
       return this.rememberPlaced(row ?? (await this.transition(id, fromStatuses(placementEventOf(to)), to, reason, patch)));
     }
@@ -406,7 +406,10 @@ export class OrderRepository {
     const params: (string | null)[] = [];
     for (const i of items) pushValues(params, FAST_PLACEMENT_COLUMNS, i);
     const pairs = fencePairs(items);
-    const rows = pairs ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs]) : await this.query!(placedStatement(items.length), params);
+    // Planned per call on PGlite (Database.query): it finds the rows by their id in a table that grows.
+    const rows = pairs
+      ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs], { planEachCall: true })
+      : await this.query!(placedStatement(items.length), params, { planEachCall: true });
     for (const [id] of rows) if (id !== null) this.placedFast.add(id);
   }
 
@@ -712,20 +715,22 @@ const FAST_PLACEMENT_COLUMNS: readonly Column<FastPlacement>[] = [
 
 /**
  * Placements (submitting → open/filled/cancelled) and their `order` events in one statement, for rows
- * still exactly as inserted (see OrderRepository.placeFast); answers the ids it moved, as text.
+ * still exactly as inserted (see OrderRepository.placeFast); answers the ids it moved, as text. The
+ * history as inserted stands for the status too (every change of an order's status appends to its
+ * history, here and in the fill store): a `status = 'submitting'` condition would only offer the
+ * planner the status index, whose entries for every order ever placed PGlite never vacuums away.
  */
 const placedStatement = memoBySize((rows) => {
   let n = 1;
   const tuples: string[] = [];
   for (let r = 0; r < rows; r++) tuples.push(`(${FAST_PLACEMENT_COLUMNS.map(([, type]) => `$${n++}${cast(type)}`).join(", ")})`);
   return (
-    `with v (${FAST_PLACEMENT_COLUMNS.map(([name]) => name).join(", ")}) as (values ${tuples.join(", ")}), ` +
-    "u as (update orders o set status = v.status, updated_at = v.at, history = (o.history::jsonb || v.entry::jsonb)::text, " +
-    "venue_order_id = v.vid, filled_units = greatest(o.filled_units, v.filled) from v " +
-    "where o.id = v.id and o.status = 'submitting' and o.history = v.history and o.filled_units = 0 and o.venue_order_id is null " +
-    "and not o.flagged_for_review and o.cancel_requested_at is null returning o.id), " +
-    "e as (insert into events (org_id, agent_id, type, data, created_at) select v.org, v.agent, 'order', v.event::jsonb, v.at from v join u on u.id = v.id) " +
-    "select u.id from u"
+    "with u as (update orders o set status = v.status, updated_at = v.at, history = (o.history::jsonb || v.entry::jsonb)::text, " +
+    `venue_order_id = v.vid, filled_units = greatest(o.filled_units, v.filled) from (values ${tuples.join(", ")}) as v (${FAST_PLACEMENT_COLUMNS.map(([name]) => name).join(", ")}) ` +
+    "where o.id = v.id and o.history = v.history and o.filled_units = 0 and o.venue_order_id is null " +
+    "and not o.flagged_for_review and o.cancel_requested_at is null returning o.id, v.org, v.agent, v.event, v.at), " +
+    "e as (insert into events (org_id, agent_id, type, data, created_at) select org, agent, 'order', event::jsonb, at from u) " +
+    "select id from u"
   );
 });
 /** placedStatement behind the fence (the batch's (agent, epoch) pairs after the columns), as fencedApprovedStatement. */
@@ -739,9 +744,12 @@ const MAX_PLACING = 10_000;
 /** Placed orders remembered for the venue's reports of them (placedOrder): those of the last minutes. */
 const MAX_PLACED_REFS = 50_000;
 
-/** A new order's row as the database stores and answers it (its documents in jsonb's key order). */
+/**
+ * A new order's row as the database stores it: its history in jsonb's key order (as read back), its
+ * other documents (typed data, the approving intent) the objects it was inserted with (their keys in
+ * that order: the order view and the events show neither).
+ */
 function storedRow(o: NewOrderRow): OrderRow {
-  const doc = <T>(v: T | null | undefined): T | null => (v === null || v === undefined ? null : (jsonbOrdered(JSON.parse(JSON.stringify(v))) as T));
   return {
     id: o.id,
     orgId: o.orgId,
@@ -757,7 +765,7 @@ function storedRow(o: NewOrderRow): OrderRow {
     expiration: o.expiration ?? "0",
     status: o.status,
     orderHash: o.orderHash ?? null,
-    typedData: doc(o.typedData),
+    typedData: o.typedData ?? null,
     signatureDeadline: o.signatureDeadline ?? null,
     approvalDeadline: o.approvalDeadline ?? null,
     venueOrderId: o.venueOrderId ?? null,
@@ -766,9 +774,9 @@ function storedRow(o: NewOrderRow): OrderRow {
     cancelRequestedAt: o.cancelRequestedAt ?? null,
     clientOrderId: o.clientOrderId ?? null,
     decisionId: o.decisionId ?? null,
-    decisionIntent: doc(o.decisionIntent),
+    decisionIntent: o.decisionIntent ?? null,
     tradingDay: o.tradingDay,
-    history: doc(o.history) ?? [],
+    history: jsonbOrdered(o.history) as OrderHistoryEntry[],
     createdAt: o.createdAt!,
     updatedAt: o.createdAt!,
   };
