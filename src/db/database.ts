@@ -34,6 +34,11 @@ export interface QueryOptions {
    * analyzes the table as it grows, which makes the statement planned again.
    */
   planEachCall?: boolean;
+  /**
+   * The statement writes (a group-committed batch): on PostgreSQL it runs on `run`'s connections, so
+   * the reads on `query`'s own do not wait behind its commit.
+   */
+  write?: boolean;
 }
 
 export interface Database {
@@ -51,7 +56,8 @@ export interface Database {
    * `run` with the statement's rows: for the hot statements that read or write on every delegated
    * placement (its sealed credentials, its status write), which drizzle made several times dearer in
    * process CPU (a query built and mapped per call; on PGlite parsed and planned on every call). On
-   * PostgreSQL a pool of its own beside `run`'s, so a read does not wait behind a group commit.
+   * PostgreSQL a pool of its own beside `run`'s (writes: `run`'s, QueryOptions.write), so a read does
+   * not wait behind a group commit.
    */
   query: QueryStatement;
   ping(): Promise<boolean>;
@@ -101,7 +107,7 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
     run: async (text, params) => {
       await hot.unsafe(text, params);
     },
-    query: async (text, params) => (await reads.unsafe(text, params).values()) as (string | null)[][],
+    query: async (text, params, opts) => (await (opts?.write ? hot : reads).unsafe(text, params).values()) as (string | null)[][],
     ping: () => ping(db),
     listen: async (channel, onPayload) => {
       const { unlisten } = await client.listen(channel, onPayload);
@@ -114,12 +120,13 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
 }
 
 /**
- * Connections of the hot-statement pool: the approved-order batches that commit at once (see
- * OrderRepository's maxInFlight). A batch of rejections, rarer, waits for a free one.
+ * Connections of the hot-statement pool: the approved-order batches and the delegated placements'
+ * status batches that commit at once (one each, see OrderRepository's maxInFlight). A batch of
+ * rejections, rarer, waits for a free one.
  */
-const HOT_POOL_SIZE = 2;
+const HOT_POOL_SIZE = 3;
 
-/** Connections of `query`'s pool: the delegated placements' credential reads and status writes. */
+/** Connections of `query`'s pool: the delegated placements' credential reads. */
 const QUERY_POOL_SIZE = 4;
 
 async function openPglite(dir: string): Promise<Database> {

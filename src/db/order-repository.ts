@@ -408,8 +408,8 @@ export class OrderRepository {
     const pairs = fencePairs(items);
     // Planned per call on PGlite (Database.query): it finds the rows by their id in a table that grows.
     const rows = pairs
-      ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs], { planEachCall: true })
-      : await this.query!(placedStatement(items.length), params, { planEachCall: true });
+      ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs], { planEachCall: true, write: true })
+      : await this.query!(placedStatement(items.length), params, { planEachCall: true, write: true });
     for (const [id] of rows) if (id !== null) this.placedFast.add(id);
   }
 
