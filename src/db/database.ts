@@ -27,13 +27,15 @@ export type QueryStatement = (text: string, params: (string | null)[], opts?: Qu
 
 export interface QueryOptions {
   /**
-   * Planned on every call, with the tables as they are, instead of once (a prepared statement's
-   * generic plan). For a statement that finds rows of a table that grows: PGlite never analyzes its
-   * tables (no autovacuum), so a plan made while a table was small stays a scan of it, or of an index
-   * full of dead entries (no vacuum either). PostgreSQL keeps the prepared statement: its autovacuum
-   * analyzes the table as it grows, which makes the statement planned again.
+   * The statement finds its rows by an index (a primary key), in tables that grow. PGlite never
+   * analyzes its tables (no autovacuum): a prepared statement's generic plan made while a table was
+   * small scans all of it, or an index holding an entry for every row ever changed there (nor does it
+   * vacuum), for good. On PGlite the statement's one plan is therefore made, and kept, with sequential
+   * scans off (and its generic plan forced: each call sets both for its own implicit transaction and
+   * sets them back; a failed call's transaction takes them back). PostgreSQL keeps its ordinary
+   * prepared statement: autovacuum analyzes a growing table, which makes it planned again.
    */
-  planEachCall?: boolean;
+  byIndex?: boolean;
   /**
    * The statement writes (a group-committed batch): on PostgreSQL it runs on `run`'s connections, so
    * the reads on `query`'s own do not wait behind its commit.
@@ -190,31 +192,35 @@ function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run:
     }
     return out;
   };
-  const once = async (text: string, params: (string | null)[], planEachCall?: boolean) => {
-    // The unnamed statement: parsed and planned with this call.
-    if (planEachCall) return client.execProtocol(concat([serialize.parse({ text }), serialize.bind({ values: params }), serialize.execute({}), serialize.sync()]));
+  // A utility statement (SET) as unnamed Parse, Bind and Execute messages.
+  const utility = (text: string) => [serialize.parse({ text }), serialize.bind({}), serialize.execute({})];
+  const BY_INDEX = [...utility("set enable_seqscan = off"), ...utility("set plan_cache_mode = force_generic_plan")];
+  const BY_INDEX_END = [...utility("reset plan_cache_mode"), ...utility("reset enable_seqscan")];
+  const once = async (text: string, params: (string | null)[], byIndex?: boolean) => {
     let name = prepared.get(text);
     const fresh = name === undefined;
     if (name === undefined) name = `brokerage_stmt_${++made}`;
-    const bindExecute = [serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()];
+    const bindExecute = [serialize.bind({ statement: name, values: params }), serialize.execute({})];
     // A first call that fails may have failed in its Parse: its name stays unused, the next call takes a new one.
-    const result = await client.execProtocol(concat(fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute));
+    const statement = fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute;
+    // The messages up to Sync are one implicit transaction: the SETs last for it (QueryOptions.byIndex).
+    const result = await client.execProtocol(concat(byIndex ? [...BY_INDEX, ...statement, ...BY_INDEX_END, serialize.sync()] : [...statement, serialize.sync()]));
     if (fresh) prepared.set(text, name);
     return result;
   };
   // The same two locks as PGlite's own `query` and `exec`: the transaction lock first (a transaction
   // holds it from BEGIN to COMMIT, so the statement never runs inside another caller's open
   // transaction and never shares its rollback), then the query lock.
-  const exclusive = (text: string, params: (string | null)[], planEachCall?: boolean) =>
+  const exclusive = (text: string, params: (string | null)[], byIndex?: boolean) =>
     client._runExclusiveTransaction(() =>
       client.runExclusive(async () => {
         try {
-          return await once(text, params, planEachCall);
+          return await once(text, params, byIndex);
         } catch (error) {
           // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
           if ((error as { code?: string }).code !== "26000") throw error;
           prepared.delete(text);
-          return once(text, params);
+          return once(text, params, byIndex);
         }
       }),
     );
@@ -225,7 +231,7 @@ function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run:
     // The rows are the DataRow messages' fields: text, as the statement's columns are.
     query: async (text, params, opts) => {
       const rows: (string | null)[][] = [];
-      for (const m of (await exclusive(text, params, opts?.planEachCall)).messages) if (m.name === "dataRow") rows.push((m as unknown as { fields: (string | null)[] }).fields);
+      for (const m of (await exclusive(text, params, opts?.byIndex)).messages) if (m.name === "dataRow") rows.push((m as unknown as { fields: (string | null)[] }).fields);
       return rows;
     },
   };

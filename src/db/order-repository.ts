@@ -406,10 +406,10 @@ export class OrderRepository {
     const params: (string | null)[] = [];
     for (const i of items) pushValues(params, FAST_PLACEMENT_COLUMNS, i);
     const pairs = fencePairs(items);
-    // Planned per call on PGlite (Database.query): it finds the rows by their id in a table that grows.
+    // It finds the rows by their id in a table that grows (Database.query, QueryOptions.byIndex).
     const rows = pairs
-      ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs], { planEachCall: true, write: true })
-      : await this.query!(placedStatement(items.length), params, { planEachCall: true, write: true });
+      ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs], { byIndex: true, write: true })
+      : await this.query!(placedStatement(items.length), params, { byIndex: true, write: true });
     for (const [id] of rows) if (id !== null) this.placedFast.add(id);
   }
 
