@@ -31,8 +31,9 @@ export interface QueryOptions {
    * analyzes its tables (no autovacuum): a prepared statement's generic plan made while a table was
    * small scans all of it, or an index holding an entry for every row ever changed there (nor does it
    * vacuum), for good. On PGlite the statement's one plan is therefore made, and kept, with sequential
-   * scans off (and its generic plan forced: each call sets both for its own implicit transaction and
-   * sets them back; a failed call's transaction takes them back). PostgreSQL keeps its ordinary
+   * scans off (and its generic plan forced: each call sets both for its own implicit transaction
+   * only). A lookup by key equality alone needs none of this (its plan is the key's index however
+   * small the table). PostgreSQL keeps its ordinary
    * prepared statement: autovacuum analyzes a growing table, which makes it planned again.
    */
   byIndex?: boolean;
@@ -192,10 +193,13 @@ function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run:
     }
     return out;
   };
-  // A utility statement (SET) as unnamed Parse, Bind and Execute messages.
-  const utility = (text: string) => [serialize.parse({ text }), serialize.bind({}), serialize.execute({})];
-  const BY_INDEX = [...utility("set enable_seqscan = off"), ...utility("set plan_cache_mode = force_generic_plan")];
-  const BY_INDEX_END = [...utility("reset plan_cache_mode"), ...utility("reset enable_seqscan")];
+  // QueryOptions.byIndex: both settings for this call's implicit transaction only (set_config's
+  // is_local: they end with it, at Sync, whether it commits or fails).
+  const BY_INDEX = concat([
+    serialize.parse({ text: "select set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)" }),
+    serialize.bind({}),
+    serialize.execute({}),
+  ]);
   const once = async (text: string, params: (string | null)[], byIndex?: boolean) => {
     let name = prepared.get(text);
     const fresh = name === undefined;
@@ -203,8 +207,8 @@ function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run:
     const bindExecute = [serialize.bind({ statement: name, values: params }), serialize.execute({})];
     // A first call that fails may have failed in its Parse: its name stays unused, the next call takes a new one.
     const statement = fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute;
-    // The messages up to Sync are one implicit transaction: the SETs last for it (QueryOptions.byIndex).
-    const result = await client.execProtocol(concat(byIndex ? [...BY_INDEX, ...statement, ...BY_INDEX_END, serialize.sync()] : [...statement, serialize.sync()]));
+    // The messages up to Sync are one implicit transaction: byIndex's settings last for it.
+    const result = await client.execProtocol(concat(byIndex ? [BY_INDEX, ...statement, serialize.sync()] : [...statement, serialize.sync()]));
     if (fresh) prepared.set(text, name);
     return result;
   };
@@ -231,7 +235,12 @@ function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run:
     // The rows are the DataRow messages' fields: text, as the statement's columns are.
     query: async (text, params, opts) => {
       const rows: (string | null)[][] = [];
-      for (const m of (await exclusive(text, params, opts?.byIndex)).messages) if (m.name === "dataRow") rows.push((m as unknown as { fields: (string | null)[] }).fields);
+      // With byIndex the settings' own row comes first, up to its CommandComplete.
+      let settings = opts?.byIndex === true;
+      for (const m of (await exclusive(text, params, opts?.byIndex)).messages) {
+        if (settings) settings = m.name !== "commandComplete";
+        else if (m.name === "dataRow") rows.push((m as unknown as { fields: (string | null)[] }).fields);
+      }
       return rows;
     },
   };

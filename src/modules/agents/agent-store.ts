@@ -286,7 +286,7 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
    */
   async sealedCredentials(agentId: string): Promise<Uint8Array | null> {
     if (this.query) {
-      const [row] = await this.query(SEALED_CREDENTIALS, [agentId], { byIndex: true });
+      const [row] = await this.query(SEALED_CREDENTIALS, [agentId]);
       return row?.[0] ? new Uint8Array(Buffer.from(row[0], "hex")) : null;
     }
     const [row] = await this.db.select({ c: credentials.ciphertext }).from(credentials).where(eq(credentials.agentId, agentId));
