@@ -33,15 +33,10 @@ export interface QueryOptions {
    * vacuum), for good. On PGlite the statement's one plan is therefore made, and kept, with sequential
    * scans off (and its generic plan forced: each call sets both for its own implicit transaction
    * only). A lookup by key equality alone needs none of this (its plan is the key's index however
-   * small the table). PostgreSQL keeps its ordinary
-   * prepared statement: autovacuum analyzes a growing table, which makes it planned again.
+   * small the table). PostgreSQL keeps its ordinary prepared statement: autovacuum analyzes a growing
+   * table, which makes it planned again.
    */
   byIndex?: boolean;
-  /**
-   * The statement writes (a group-committed batch): on PostgreSQL it runs on `run`'s connections, so
-   * the reads on `query`'s own do not wait behind its commit.
-   */
-  write?: boolean;
 }
 
 export interface Database {
@@ -59,8 +54,7 @@ export interface Database {
    * `run` with the statement's rows: for the hot statements that read or write on every delegated
    * placement (its sealed credentials, its status write), which drizzle made several times dearer in
    * process CPU (a query built and mapped per call; on PGlite parsed and planned on every call). On
-   * PostgreSQL a pool of its own beside `run`'s (writes: `run`'s, QueryOptions.write), so a read does
-   * not wait behind a group commit.
+   * PostgreSQL on `run`'s connections.
    */
   query: QueryStatement;
   ping(): Promise<boolean>;
@@ -103,34 +97,31 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
   // The database is named explicitly: Bun lets PGDATABASE override the one in a URL, postgres-js does not.
   const database = decodeURIComponent(new URL(url).pathname.slice(1));
   const hot = new SQL(url, { max: HOT_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}) });
-  const reads = new SQL(url, { max: QUERY_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}) });
   return {
     kind: "postgres",
     db,
     run: async (text, params) => {
       await hot.unsafe(text, params);
     },
-    query: async (text, params, opts) => (await (opts?.write ? hot : reads).unsafe(text, params).values()) as (string | null)[][],
+    query: async (text, params) => (await hot.unsafe(text, params).values()) as (string | null)[][],
     ping: () => ping(db),
     listen: async (channel, onPayload) => {
       const { unlisten } = await client.listen(channel, onPayload);
       return unlisten;
     },
     close: async () => {
-      await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 }), reads.close({ timeout: 5 })]);
+      await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 })]);
     },
   };
 }
 
 /**
- * Connections of the hot-statement pool: the approved-order batches and the delegated placements'
- * status batches that commit at once (one each, see OrderRepository's maxInFlight). A batch of
- * rejections, rarer, waits for a free one.
+ * Connections of the hot-statement pool (`run` and `query`): the approved-order batches and the
+ * delegated placements' status batches that commit at once (one each, see OrderRepository's
+ * maxInFlight), and beside them the placements' credential reads. A batch of rejections, rarer, takes
+ * a free one.
  */
-const HOT_POOL_SIZE = 3;
-
-/** Connections of `query`'s pool: the delegated placements' credential reads. */
-const QUERY_POOL_SIZE = 4;
+const HOT_POOL_SIZE = 4;
 
 async function openPglite(dir: string): Promise<Database> {
   const { PGlite, protocol } = await import("@electric-sql/pglite");

@@ -408,8 +408,8 @@ export class OrderRepository {
     const pairs = fencePairs(items);
     // It finds the rows by their id in a table that grows (Database.query, QueryOptions.byIndex).
     const rows = pairs
-      ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs], { byIndex: true, write: true })
-      : await this.query!(placedStatement(items.length), params, { byIndex: true, write: true });
+      ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs], { byIndex: true })
+      : await this.query!(placedStatement(items.length), params, { byIndex: true });
     for (const [id] of rows) if (id !== null) this.placedFast.add(id);
   }
 

@@ -91,7 +91,7 @@ describeEachDatabase("hot statement", (kind, open) => {
       ["q2", null, null, null],
     ]);
     expect(await database.query(`select t from ${table} where id = $1::text`, ["nobody"])).toEqual([]);
-    const moved = await database.query(`update ${table} set t = $2::text where id = $1::text returning id, t`, ["q2", "set"], { write: true, byIndex: true });
+    const moved = await database.query(`update ${table} set t = $2::text where id = $1::text returning id, t`, ["q2", "set"], { byIndex: true });
     expect(moved).toEqual([["q2", "set"]]);
   });
 
