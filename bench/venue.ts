@@ -16,7 +16,7 @@
  * Medians of --rounds (3) rounds are printed with the machine (CPU model from /proc/cpuinfo).
  *
  * Options: --rounds N --latency MS --sequential N (200) --warmup N (20) --connections N --duration S
- *          --only stream|rest|baseline (repeatable) --cpu-prof DIR (services under `bun --cpu-prof`)
+ *          --only stream|rest|baseline (repeatable) --cpu-prof DIR (services and the simulator under `bun --cpu-prof`)
  *          --baseline DIR: also runs the service of another checkout (e.g. `git archive` of main before
  *          issue 22, node_modules linked) as "baseline", in the same rounds
  *          --phases sequential,payload,delegated (which measures to run)
@@ -203,7 +203,8 @@ await runMain(async () => {
   console.log(`bench/venue.ts ${new Date().toISOString()} — ${cpus().length} CPUs, ${cpuModel()}, ${o.db}`);
   const port = await freePort();
   // The simulator itself (not `bun run venue-sim`, whose pid is a wrapper): its CPU is read from /proc.
-  const sim = spawnLogged(["bun", "src/venues/sim/main.ts", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim", 400);
+  const simProf = o.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${o.cpuProf}`, "--cpu-prof-name=venue-sim.cpuprofile"] : [];
+  const sim = spawnLogged(["bun", ...simProf, "src/venues/sim/main.ts", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim", 400);
   simUrl.value = `http://127.0.0.1:${port}`;
   simPid.value = sim.pid;
   await waitHealthy(simUrl.value, sim, "venue simulator", { path: "/ok" });
