@@ -19,7 +19,13 @@ export async function applyVenueReport<L extends ActorLimits, R extends StoredOr
     p.observer.warn("venue report not allowed by the order lifecycle: ignored", { order_id: orderId, status, event, source: r.source, kind: r.kind });
     return "refused";
   };
+  // A placement's own report (the venue's user channel) often comes before its answer: once the answer
+  // is recorded, the report finds the order as the answer left it (not `submitting`, which it may not move).
+  if (r.kind === "placed") await actor.inflight.get(orderId);
   return actor.mailbox.send(async (): Promise<ReportResult> => {
+    // An order this actor holds open: a placement report leaves it so (the actor writes its orders'
+    // status, and updates what it holds after each write).
+    if (r.kind === "placed" && actor.active.get(orderId)?.status === "open") return "repeat";
     if (r.kind === "fill" || r.kind === "fill_reverted") {
       const fills = p.fills;
       if (!fills) return "unsupported";

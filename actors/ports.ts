@@ -296,8 +296,13 @@ export interface VenueAuthPassThrough {
 
 /** Opens the agent's sealed venue credentials for the duration of one call. */
 export interface CredentialPort {
-  /** Runs `fn` with the agent's opened credentials; null (without running it) when it has none. */
-  withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>): Promise<T | null>;
+  /**
+   * Runs `fn` with the agent's opened credentials; null (without running it) when it has none.
+   * `sealed`: their sealed bytes as readSealed read them for this call (else they are read now).
+   */
+  withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>, sealed?: Promise<Uint8Array | null>): Promise<T | null>;
+  /** Reads the agent's sealed credentials (null: none) for one withAgentCredentials call about to be made. */
+  readSealed?(agentId: string): Promise<Uint8Array | null>;
   /** Runs `fn` exactly once, with the agent's credentials or, when it has none, without. */
   withAgentCredentialsOrNone<T>(agentId: string, fn: (creds: VenueCredentials | undefined) => Promise<T>): Promise<T>;
 }

@@ -160,6 +160,10 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
     return { kind: "rejected", decisionId, verdict };
   }
 
+  // A placement's sealed credentials are read while its order is written: the venue call waits for
+  // that write (the order is stored before it is sent), not for the read after it.
+  const sealed = mode === "delegated" && result.order.status === "submitting" ? p.credentials.readSealed?.(agentId) : undefined;
+  void sealed?.catch(() => undefined); // awaited by the placement; unread when the write fails
   await result.written;
   const b = built! as BuiltOrder;
   if (result.order.status === "pending_approval") {
@@ -181,8 +185,10 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
   const finish = actor.finishPlacement(orderId)!;
   const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
   const placed = await placeOrder(actor, { id: orderId, notionalUnits: result.order.notionalUnits }, finish, () =>
-    p.credentials.withAgentCredentials(agentId, (credentials) =>
-      p.venue.placeDelegatedOrder({ credentials, client_order_id: orderId, order: b.message, order_type: msg.orderType, expiration: msg.expiration }, timeout()),
+    p.credentials.withAgentCredentials(
+      agentId,
+      (credentials) => p.venue.placeDelegatedOrder({ credentials, client_order_id: orderId, order: b.message, order_type: msg.orderType, expiration: msg.expiration }, timeout()),
+      sealed,
     ),
   );
   return { kind: "delegated", orderId, decisionId, verdict: result.verdict, orderHash: b.hash, placed };

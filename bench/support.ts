@@ -75,12 +75,13 @@ export async function freePort(): Promise<number> {
 
 /**
  * Spawns `cmd` in ROOT and forwards its stderr, line by line, prefixed with `[what]` (cut to
- * `maxLineChars` when given), so a failure is visible. The child leads a process group of its own:
+ * `maxLineChars` when given), so a failure is visible. Its stdout (the service's JSON log) is dropped,
+ * or written to `$BENCH_STDOUT_DIR/<what>.log` when that is set (to read a bench's logs). The child leads a process group of its own:
  * `bun run venue-sim` runs the simulator as a grandchild, and the whole group is signalled on the
  * way out (see signal()).
  */
 export function spawnLogged(cmd: string[], env: Record<string, string>, what: string, maxLineChars?: number, cwd = ROOT): Subprocess {
-  const child = Bun.spawn(cmd, { cwd, env: { ...process.env, ...env }, stdout: "ignore", stderr: "pipe", detached: true });
+  const child = Bun.spawn(cmd, { cwd, env: { ...process.env, ...env }, stdout: process.env.BENCH_STDOUT_DIR ? Bun.file(`${process.env.BENCH_STDOUT_DIR}/${what}.log`) : "ignore", stderr: "pipe", detached: true });
   children.add(child);
   void (async () => {
     const decoder = new TextDecoder();

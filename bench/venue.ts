@@ -16,10 +16,12 @@
  * Medians of --rounds (3) rounds are printed with the machine (CPU model from /proc/cpuinfo).
  *
  * Options: --rounds N --latency MS --sequential N (200) --warmup N (20) --connections N --duration S
- *          --only stream|rest|baseline (repeatable) --cpu-prof DIR (services under `bun --cpu-prof`)
+ *          --only stream|rest|baseline (repeatable) --cpu-prof DIR (services and the simulator under `bun --cpu-prof`)
  *          --baseline DIR: also runs the service of another checkout (e.g. `git archive` of main before
  *          issue 22, node_modules linked) as "baseline", in the same rounds
  *          --phases sequential,payload,delegated (which measures to run)
+ *          --db postgres (else PGlite) --db-prefix NAME (bench_venue: the PostgreSQL databases are NAME_<service>,
+ *          dropped and created at start, dropped at the end)
  */
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -51,7 +53,7 @@ const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const LIMITS = { ...BENCH_LIMITS, price_band: 0.5, book_max_age_s: 86_400 };
 
 function parseArgs(argv: string[]) {
-  const o = { rounds: 3, only: [] as string[], pg: DEFAULT_PG, latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "", db: "pglite" as DatabaseKind };
+  const o = { rounds: 3, only: [] as string[], pg: DEFAULT_PG, latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "", db: "pglite" as DatabaseKind, dbPrefix: "bench_venue" };
   return parseOptions(argv, o, {
     "--latency": (v) => (o.latency = Number(v())),
     "--sequential": (v) => (o.sequential = Number(v())),
@@ -62,6 +64,7 @@ function parseArgs(argv: string[]) {
     "--phases": (v) => (o.phases = v()),
     "--baseline": (v) => (o.baseline = v()),
     "--db": (v) => (o.db = v() === "postgres" ? "postgres" : "pglite"),
+    "--db-prefix": (v) => (o.dbPrefix = v()),
   });
 }
 
@@ -87,10 +90,10 @@ const venueRequests = async (): Promise<number> => {
 
 async function startService(name: string, env: Record<string, string>, cpuProf: string, connections: number, root?: string): Promise<Svc> {
   const db = opts.db;
-  if (db === "postgres") await createBenchDb(opts.pg, `bench_venue_${name}`);
+  if (db === "postgres") await createBenchDb(opts.pg, `${opts.dbPrefix}_${name}`);
   const { base, child, key } = await startServiceProcess({
     kind: db,
-    databaseUrl: `${opts.pg}/bench_venue_${name}`,
+    databaseUrl: `${opts.pg}/${opts.dbPrefix}_${name}`,
     env: { VENUE: "clob", VENUE_URL: simUrl.value, ...env },
     name,
     maxLineChars: 400,
@@ -153,20 +156,23 @@ function cpuSeconds(pid: number): number {
 }
 
 /** `connections` loops posting intents for `seconds`: approved intents per second, and the service's and simulator's CPU per intent. */
-async function throughput(svc: Svc, agents: string[], seconds: number): Promise<{ rps: number; svcUs: number; simUs: number }> {
+async function throughput(svc: Svc, agents: string[], seconds: number): Promise<{ rps: number; svcUs: number; simUs: number; p50: number; p99: number }> {
   const warmEnd = performance.now() + 1000;
   const end = warmEnd + seconds * 1000;
   let ok = 0;
   let bad = 0;
   let lastBad = "";
+  const ms: number[] = [];
   let cpu0 = { svc: 0, sim: 0 };
   setTimeout(() => (cpu0 = { svc: cpuSeconds(svc.child.pid), sim: cpuSeconds(simPid.value) }), 1000);
   await Promise.all(
     agents.map(async (agentId) => {
       while (performance.now() < end) {
+        const t0 = performance.now();
         const r = await intent(svc, agentId);
         const t = performance.now();
         if (t < warmEnd || t > end) continue;
+        ms.push(t - t0);
         if (r.status === 201) ok++;
         else {
           bad++;
@@ -177,7 +183,9 @@ async function throughput(svc: Svc, agents: string[], seconds: number): Promise<
   );
   const cpu1 = { svc: cpuSeconds(svc.child.pid), sim: cpuSeconds(simPid.value) };
   if (bad > 0) console.log(`    ${svc.name}: ${bad} intents not approved (last: ${lastBad})`);
-  return { rps: ok / seconds, svcUs: ((cpu1.svc - cpu0.svc) / ok) * 1e6, simUs: ((cpu1.sim - cpu0.sim) / ok) * 1e6 };
+  ms.sort((a, b) => a - b);
+  const q = (f: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * f))] ?? Number.NaN;
+  return { rps: ok / seconds, svcUs: ((cpu1.svc - cpu0.svc) / ok) * 1e6, simUs: ((cpu1.sim - cpu0.sim) / ok) * 1e6, p50: q(0.5), p99: q(0.99) };
 }
 
 function cpuModel(): string {
@@ -195,7 +203,8 @@ await runMain(async () => {
   console.log(`bench/venue.ts ${new Date().toISOString()} — ${cpus().length} CPUs, ${cpuModel()}, ${o.db}`);
   const port = await freePort();
   // The simulator itself (not `bun run venue-sim`, whose pid is a wrapper): its CPU is read from /proc.
-  const sim = spawnLogged(["bun", "src/venues/sim/main.ts", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim", 400);
+  const simProf = o.cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${o.cpuProf}`, "--cpu-prof-name=venue-sim.cpuprofile"] : [];
+  const sim = spawnLogged(["bun", ...simProf, "src/venues/sim/main.ts", "--port", String(port), "--host", "127.0.0.1"], {}, "venue-sim", 400);
   simUrl.value = `http://127.0.0.1:${port}`;
   simPid.value = sim.pid;
   await waitHealthy(simUrl.value, sim, "venue simulator", { path: "/ok" });
@@ -214,7 +223,7 @@ await runMain(async () => {
       await faults({ latency_ms: o.latency });
       const seq = phase("sequential") ? await sequential(s, o.sequential, o.warmup) : { p50: Number.NaN, p99: Number.NaN, callsPerIntent: Number.NaN };
       await faults({ latency_ms: 0 });
-      const none = { rps: Number.NaN, svcUs: Number.NaN, simUs: Number.NaN };
+      const none = { rps: Number.NaN, svcUs: Number.NaN, simUs: Number.NaN, p50: Number.NaN, p99: Number.NaN };
       const p = phase("payload") ? await throughput(s, s.payload, o.duration) : none;
       const d = phase("delegated") ? await throughput(s, s.delegated, o.duration) : none;
       row.p50.push(seq.p50);
@@ -224,8 +233,8 @@ await runMain(async () => {
       row.delegatedRps.push(d.rps);
       console.log(
         `  round ${r} ${s.name}: payload p50 ${seq.p50.toFixed(1)} ms p99 ${seq.p99.toFixed(1)} ms at ${o.latency} ms, ${seq.callsPerIntent.toFixed(3)} venue calls/intent; ` +
-          `payload ${p.rps.toFixed(0)}/s (service ${p.svcUs.toFixed(0)} µs, simulator ${p.simUs.toFixed(0)} µs CPU each), ` +
-          `delegated ${d.rps.toFixed(0)}/s (service ${d.svcUs.toFixed(0)} µs, simulator ${d.simUs.toFixed(0)} µs CPU each) (${(d.rps / p.rps).toFixed(2)}×) at 0 ms`,
+          `payload ${p.rps.toFixed(0)}/s (service ${p.svcUs.toFixed(0)} µs, simulator ${p.simUs.toFixed(0)} µs CPU each; p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms), ` +
+          `delegated ${d.rps.toFixed(0)}/s (service ${d.svcUs.toFixed(0)} µs, simulator ${d.simUs.toFixed(0)} µs CPU each; p50 ${d.p50.toFixed(1)} ms, p99 ${d.p99.toFixed(1)} ms) (${(d.rps / p.rps).toFixed(2)}×) at 0 ms`,
       );
     }
   }
@@ -240,7 +249,7 @@ await runMain(async () => {
     );
   }
   for (const s of services) await stopChild(s.child);
-  if (o.db === "postgres") for (const s of services) await dropBenchDb(o.pg, `bench_venue_${s.name}`);
+  if (o.db === "postgres") for (const s of services) await dropBenchDb(o.pg, `${o.dbPrefix}_${s.name}`);
   await stopChild(sim);
   await stopAll();
   removeTempDirs();

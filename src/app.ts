@@ -176,6 +176,7 @@ export function createServices(parts: {
     mailboxCapacity: config.actorMailboxMax,
     defaultLimits: defaultLimits as AgentLimits | undefined,
     onEvents,
+    query: database.query,
     lease: {
       port: leases,
       acquireWaitMs: config.lease.waitMs,
@@ -196,6 +197,7 @@ export function createServices(parts: {
     maxInFlight: 1,
     onBatch: (n) => metrics.dbBatchSize.observe(n),
     run: database.run,
+    query: database.query,
     clock,
     orderEvent,
     onEvents,
@@ -238,7 +240,10 @@ export function createServices(parts: {
     },
   }, (fence) => ({ orders: orderRepo.fenced(fence), fills: fillPort(fills.fenced(fence)) }));
   // Where the sources of the venue's truth hand their reports (the chain, the user channel, the paper venue).
-  const venueReports = new ActorVenueReportSink({ fills, agents, logger });
+  // The order a report names: one this process placed from memory (its placement's own report on the
+  // user channel), any other from the database.
+  const reportedOrder = { findOrder: async (ref: { orderHash?: string; venueOrderId?: string }) => orderRepo.placedOrder(ref) ?? fills.findOrder(ref) };
+  const venueReports = new ActorVenueReportSink({ fills: reportedOrder, agents, logger });
   actorSink = venueReports;
   if (venue instanceof PaperVenue) venue.reportTo(venueReports);
   const rateLimiter = new RateLimiter(config.rateLimitPerS, clock);

@@ -18,6 +18,27 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** Runs one statement with positional text parameters ($1, $2, …); see Database.run. */
 export type RunStatement = (text: string, params: (string | null)[]) => Promise<void>;
 
+/**
+ * Runs one statement as RunStatement does and answers its rows, each its values in column order. The
+ * statement's columns must all be `text` (cast them: `x::text`), so both databases answer the same
+ * strings (or null); see Database.query.
+ */
+export type QueryStatement = (text: string, params: (string | null)[], opts?: QueryOptions) => Promise<(string | null)[][]>;
+
+export interface QueryOptions {
+  /**
+   * The statement finds its rows by an index (a primary key), in tables that grow. PGlite never
+   * analyzes its tables (no autovacuum): a prepared statement's generic plan made while a table was
+   * small scans all of it, or an index holding an entry for every row ever changed there (nor does it
+   * vacuum), for good. On PGlite the statement's one plan is therefore made, and kept, with sequential
+   * scans off (and its generic plan forced: each call sets both for its own implicit transaction
+   * only). A lookup by key equality alone needs none of this (its plan is the key's index however
+   * small the table). PostgreSQL keeps its ordinary prepared statement: autovacuum analyzes a growing
+   * table, which makes it planned again.
+   */
+  byIndex?: boolean;
+}
+
 export interface Database {
   readonly kind: "pglite" | "postgres";
   readonly db: Db;
@@ -29,6 +50,13 @@ export interface Database {
    * parse and plan on every call).
    */
   run: RunStatement;
+  /**
+   * `run` with the statement's rows: for the hot statements that read or write on every delegated
+   * placement (its sealed credentials, its status write), which drizzle made several times dearer in
+   * process CPU (a query built and mapped per call; on PGlite parsed and planned on every call). On
+   * PostgreSQL on `run`'s connections.
+   */
+  query: QueryStatement;
   ping(): Promise<boolean>;
   /** LISTEN on `channel` (its own connection on PostgreSQL); resolves with the function that stops listening. */
   listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
@@ -94,6 +122,7 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
     run: async (text, params) => {
       await hot.unsafe(text, params);
     },
+    query: async (text, params) => (await hot.unsafe(text, params).values()) as (string | null)[][],
     ping: () => ping(db),
     listen: async (channel, onPayload) => {
       const { unlisten } = await client.listen(channel, onPayload);
@@ -114,10 +143,12 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
 }
 
 /**
- * Connections of the hot-statement pool: the approved-order batches that commit at once (see
- * OrderRepository's maxInFlight). A batch of rejections, rarer, waits for a free one.
+ * Connections of the hot-statement pool (`run` and `query`): the approved-order batches and the
+ * delegated placements' status batches that commit at once (one each, see OrderRepository's
+ * maxInFlight), and beside them the placements' credential reads. A batch of rejections, rarer, takes
+ * a free one.
  */
-const HOT_POOL_SIZE = 2;
+const HOT_POOL_SIZE = 4;
 
 async function openPglite(dir: string): Promise<Database> {
   const { PGlite, protocol } = await import("@electric-sql/pglite");
@@ -142,7 +173,7 @@ async function openPglite(dir: string): Promise<Database> {
   return {
     kind: "pglite",
     db,
-    run: pgliteRunner(client, protocol.serialize),
+    ...pgliteRunners(client, protocol.serialize),
     ping: () => ping(db),
     listen: async (channel, onPayload) => {
       const stop = await client.listen(channel, onPayload);
@@ -168,7 +199,7 @@ async function openPglite(dir: string): Promise<Database> {
  * runs under PGlite's transaction and query locks, like `query` and `exec`. A NUL in a value is
  * refused by the server with 22021, as on PostgreSQL.
  */
-function pgliteRunner(client: PGliteClient, serialize: PgliteSerialize): RunStatement {
+function pgliteRunners(client: PGliteClient, serialize: PgliteSerialize): { run: RunStatement; query: QueryStatement } {
   const prepared = new Map<string, string>();
   let made = 0;
   const concat = (parts: Uint8Array[]) => {
@@ -180,35 +211,61 @@ function pgliteRunner(client: PGliteClient, serialize: PgliteSerialize): RunStat
     }
     return out;
   };
-  const once = async (text: string, params: (string | null)[]) => {
+  // QueryOptions.byIndex: both settings for this call's implicit transaction only (set_config's
+  // is_local: they end with it, at Sync, whether it commits or fails).
+  const BY_INDEX = concat([
+    serialize.parse({ text: "select set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)" }),
+    serialize.bind({}),
+    serialize.execute({}),
+  ]);
+  const once = async (text: string, params: (string | null)[], byIndex?: boolean) => {
     let name = prepared.get(text);
     const fresh = name === undefined;
     if (name === undefined) name = `brokerage_stmt_${++made}`;
-    const bindExecute = [serialize.bind({ statement: name, values: params }), serialize.execute({}), serialize.sync()];
+    const bindExecute = [serialize.bind({ statement: name, values: params }), serialize.execute({})];
     // A first call that fails may have failed in its Parse: its name stays unused, the next call takes a new one.
-    await client.execProtocol(concat(fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute));
+    const statement = fresh ? [serialize.parse({ name, text }), ...bindExecute] : bindExecute;
+    // The messages up to Sync are one implicit transaction: byIndex's settings last for it.
+    const result = await client.execProtocol(concat(byIndex ? [BY_INDEX, ...statement, serialize.sync()] : [...statement, serialize.sync()]));
     if (fresh) prepared.set(text, name);
+    return result;
   };
   // The same two locks as PGlite's own `query` and `exec`: the transaction lock first (a transaction
   // holds it from BEGIN to COMMIT, so the statement never runs inside another caller's open
   // transaction and never shares its rollback), then the query lock.
-  return (text, params) =>
+  const exclusive = (text: string, params: (string | null)[], byIndex?: boolean) =>
     client._runExclusiveTransaction(() =>
       client.runExclusive(async () => {
         try {
-          await once(text, params);
+          return await once(text, params, byIndex);
         } catch (error) {
           // The session lost its prepared statements (it never does unless someone DEALLOCATEs): prepare again, once.
           if ((error as { code?: string }).code !== "26000") throw error;
           prepared.delete(text);
-          await once(text, params);
+          return once(text, params, byIndex);
         }
       }),
     );
+  return {
+    run: async (text, params) => {
+      await exclusive(text, params);
+    },
+    // The rows are the DataRow messages' fields: text, as the statement's columns are.
+    query: async (text, params, opts) => {
+      const rows: (string | null)[][] = [];
+      // With byIndex the settings' own row comes first, up to its CommandComplete.
+      let settings = opts?.byIndex === true;
+      for (const m of (await exclusive(text, params, opts?.byIndex)).messages) {
+        if (settings) settings = m.name !== "commandComplete";
+        else if (m.name === "dataRow") rows.push((m as unknown as { fields: (string | null)[] }).fields);
+      }
+      return rows;
+    },
+  };
 }
 
 type PGliteClient = {
-  execProtocol(message: Uint8Array): Promise<unknown>;
+  execProtocol(message: Uint8Array): Promise<{ messages: { name: string }[] }>;
   runExclusive<T>(fn: () => Promise<T>): Promise<T>;
   _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
 };

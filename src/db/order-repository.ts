@@ -5,7 +5,8 @@
  */
 import type { StatusPatch } from "../domain/order-status.ts";
 import { and, asc, desc, eq, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
-import type { Db, RunStatement } from "./database.ts";
+import type { Db, QueryStatement, RunStatement } from "./database.ts";
+import { jsonbOrdered } from "./jsonb-order.ts";
 import { events, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
 import { decodeCursor, pageOf } from "../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
@@ -40,6 +41,18 @@ export class OrderRepository {
   private readonly placedWriter: BatchWriter<PlacedTransition>;
   /** Each placed order's row as its batch left it (null: no longer submitting), until its caller reads it. */
   private readonly placedRows = new Map<string, OrderRow | null>();
+  /**
+   * Delegated orders written as `submitting` whose placement has not been recorded yet, as inserted
+   * (transitionPlaced's one-statement write predicts the row from it); at most MAX_PLACING.
+   */
+  private readonly placing = new Map<string, { row: NewOrderRow; history: string }>();
+  /** The one-statement placement writes (transitionPlaced), group-committed. */
+  private readonly placedFastWriter: BatchWriter<FastPlacement> | null = null;
+  /** Orders the last batches of placedFastWriter moved, until their callers read it. */
+  private readonly placedFast = new Set<string>();
+  private readonly query: QueryStatement | null;
+  /** Orders this process placed, by the venue's order id and by their hash: their id and agent (placedOrder); at most MAX_PLACED_REFS. */
+  private readonly placedRefs = new Map<string, { id: string; agentId: string }>();
 
   private readonly run: RunStatement;
   private readonly clock: Clock;
@@ -59,6 +72,11 @@ export class OrderRepository {
       maxBatch?: number;
       onBatch?: (n: number) => void;
       run: RunStatement;
+      /**
+       * The database's runner with rows (Database.query): a delegated placement's status write is then
+       * one statement per batch (transitionPlaced). Without it, the drizzle transaction.
+       */
+      query?: QueryStatement;
       clock?: Clock;
       /** The order as an `order` event reports it (the API's order view). */
       orderEvent?: (row: OrderRow) => Record<string, unknown>;
@@ -74,6 +92,8 @@ export class OrderRepository {
     this.orderWriter = new BatchWriter<PendingOrderRow>((items) => this.insertApproved(items), writerOpts);
     this.rejectionWriter = new BatchWriter<PendingDecisionRow>((items) => this.insertRejections(items), writerOpts);
     this.placedWriter = new BatchWriter<PlacedTransition>((items) => this.flushPlaced(items), writerOpts);
+    this.query = opts.query ?? null;
+    if (this.query) this.placedFastWriter = new BatchWriter<FastPlacement>((items) => this.flushPlacedFast(items), writerOpts);
   }
 
   /**
@@ -84,8 +104,22 @@ export class OrderRepository {
    */
   async insert(order: NewOrderRow, decision: NewDecisionRow): Promise<void> {
     const fence = this.fence;
-    const written = this.orderWriter.write({ ...order, decisionId: decision.id, decisionIntent: decision.intent, leaseEpoch: fence?.epoch });
-    await (fence ? fenced(fence, () => written) : written);
+    const row = { ...order, decisionId: decision.id, decisionIntent: decision.intent, leaseEpoch: fence?.epoch };
+    // A delegated order's placement is written next (transitionPlaced): its row as stored, to predict.
+    const placing = this.placedFastWriter !== null && order.status === "submitting";
+    if (placing) {
+      if (this.placing.size >= MAX_PLACING) this.placing.delete(this.placing.keys().next().value as string);
+      this.placing.set(order.id, { row, history: json(row.history)! });
+      // The venue's report of the placement may come before its answer: it names the order by its hash.
+      if (order.orderHash) this.rememberRef(order.orderHash.toLowerCase(), order.id, order.agentId);
+    }
+    const written = this.orderWriter.write(row);
+    try {
+      await (fence ? fenced(fence, () => written) : written);
+    } catch (error) {
+      if (placing) this.placing.delete(order.id);
+      throw error;
+    }
     this.onEvents();
   }
 
@@ -227,6 +261,7 @@ export class OrderRepository {
    * one of `from` (someone else moved it first).
    */
   async transition(id: string, from: OrderStatus[], to: OrderStatus, reason: string | null, patch: StatusPatch = {}): Promise<OrderRow | null> {
+    this.placing.delete(id);
     const now = new Date(this.clock.now());
     const entry: OrderHistoryEntry[] = [{ status: to, at: now.toISOString(), reason, ...(patch.by ? { by: patch.by } : {}) }];
     const fence = this.fence;
@@ -263,13 +298,42 @@ export class OrderRepository {
    * (docs/benchmarks.md, "Delegated intents"). Answers the row, or null when it was not `submitting`.
    */
   async transitionPlaced(id: string, to: OrderStatus, reason: string, patch: { venueOrderId: string; filledUnits: bigint }): Promise<OrderRow | null> {
+    const before = this.placing.get(id);
+    this.placing.delete(id);
+    if (before && this.placedFastWriter) {
+      const row = await this.placeFast(storedRow(before.row), before.history, to, reason, patch);
+      // The row changed since it was inserted (a kill, a fill reported first): the general write decides.
+      return this.rememberPlaced(row ?? (await this.transition(id, fromStatuses(placementEventOf(to)), to, reason, patch)));
+    }
     // A write under a lease (several instances on PostgreSQL) is fenced one by one, as transition() is.
-    if (this.fence) return this.transition(id, fromStatuses(placementEventOf(to)), to, reason, patch);
+    if (this.fence) return this.rememberPlaced(await this.transition(id, fromStatuses(placementEventOf(to)), to, reason, patch));
     await this.placedWriter.write({ id, to, reason, venueOrderId: patch.venueOrderId, filledUnits: patch.filledUnits, at: new Date(this.clock.now()) });
     const row = this.placedRows.get(id) ?? null;
     this.placedRows.delete(id);
     if (row) this.onEvents();
+    return this.rememberPlaced(row);
+  }
+
+  /**
+   * The order (its id and agent) this process placed under the venue order id or hash `ref` names,
+   * from memory: a placement's own report from the venue's user channel then needs no read (the
+   * venue report sink). These never change once placed; null: not known here (read the database).
+   */
+  placedOrder(ref: { orderHash?: string; venueOrderId?: string }): { id: string; agentId: string } | null {
+    return (ref.venueOrderId !== undefined ? this.placedRefs.get(ref.venueOrderId) : undefined) ?? (ref.orderHash !== undefined ? this.placedRefs.get(ref.orderHash) : undefined) ?? null;
+  }
+
+  /** Notes a placed row for placedOrder; answers it. */
+  private rememberPlaced(row: OrderRow | null): OrderRow | null {
+    if (row?.venueOrderId) this.rememberRef(row.venueOrderId, row.id, row.agentId);
     return row;
+  }
+
+  /** Notes what `key` (a venue order id or an order hash) names for placedOrder; the oldest forgotten past MAX_PLACED_REFS. */
+  private rememberRef(key: string, id: string, agentId: string): void {
+    if (this.placedRefs.has(key)) return;
+    if (this.placedRefs.size >= MAX_PLACED_REFS) this.placedRefs.delete(this.placedRefs.keys().next().value as string);
+    this.placedRefs.set(key, { id, agentId });
   }
 
   private async flushPlaced(items: PlacedTransition[]): Promise<void> {
@@ -298,6 +362,56 @@ export class OrderRepository {
       for (const r of rows) this.placedRows.set(r.id, r);
       await this.orderEvents(tx, rows, items[items.length - 1].at);
     });
+  }
+
+  /**
+   * transitionPlaced's write when the order's row as inserted is known (`before`): the row it leaves is
+   * `before` with the placement applied (`history`: its history column's text as inserted), so its `order` event is rendered here and the UPDATE, the
+   * event's INSERT and (under a lease) the fence are one statement per batch, through Database.query,
+   * on a row that is still exactly as inserted (its status, history, fills, venue id, flag and cancel
+   * marker: what any other write of an order changes). Answers that row, or null when the row had
+   * changed meanwhile (nothing written: the caller falls back to transition()).
+   */
+  private async placeFast(before: OrderRow, history: string, to: OrderStatus, reason: string, patch: { venueOrderId: string; filledUnits: bigint }): Promise<OrderRow | null> {
+    const at = new Date(this.clock.now());
+    const entry: OrderHistoryEntry = { status: to, at: at.toISOString(), reason };
+    const after: OrderRow = {
+      ...before,
+      status: to,
+      updatedAt: at,
+      history: [...before.history, jsonbOrdered(entry) as OrderHistoryEntry],
+      venueOrderId: patch.venueOrderId,
+      filledUnits: patch.filledUnits > before.filledUnits ? patch.filledUnits : before.filledUnits,
+    };
+    const fence = this.fence;
+    const written = this.placedFastWriter!.write({
+      id: before.id,
+      orgId: before.orgId,
+      agentId: before.agentId,
+      leaseEpoch: fence?.epoch,
+      to,
+      at,
+      entry: JSON.stringify([entry]),
+      venueOrderId: patch.venueOrderId,
+      filledUnits: patch.filledUnits,
+      history,
+      event: JSON.stringify(this.orderEvent(after)),
+    });
+    await (fence ? fenced(fence, () => written) : written);
+    if (!this.placedFast.delete(before.id)) return null;
+    this.onEvents();
+    return after;
+  }
+
+  private async flushPlacedFast(items: FastPlacement[]): Promise<void> {
+    const params: (string | null)[] = [];
+    for (const i of items) pushValues(params, FAST_PLACEMENT_COLUMNS, i);
+    const pairs = fencePairs(items);
+    // It finds the rows by their id in a table that grows (Database.query, QueryOptions.byIndex).
+    const rows = pairs
+      ? await this.query!(fencedPlacedStatement(items.length), [...params, ...pairs], { byIndex: true })
+      : await this.query!(placedStatement(items.length), params, { byIndex: true });
+    for (const [id] of rows) if (id !== null) this.placedFast.add(id);
   }
 
   /** Many orders to one status in one statement (the kill switch's outcomes). */
@@ -546,12 +660,11 @@ const fencedApprovedStatement = memoBySize((rows) => {
 });
 
 /**
- * After a batch's columns, its distinct (agent, epoch) pairs as two array parameters (the fenced
- * statements check them with agent_lease_fence, lease-fence.ts); false, and nothing pushed, when no
- * row of the batch is fenced.
+ * The distinct (agent, epoch) pairs of a batch's fenced rows as the two array parameters of
+ * agent_lease_fence (text[] and int8[] text); null when no row is fenced.
  */
-function pushFencePairs(params: (string | null)[], items: readonly { agentId: string; leaseEpoch?: number }[]): boolean {
-  let agentIds: string[] | null = null;
+function fencePairs(items: readonly { agentId: string; leaseEpoch?: number }[]): [string, string] | null {
+  const agentIds: string[] = [];
   const epochs: string[] = [];
   const seen = new Set<string>();
   for (const o of items) {
@@ -559,17 +672,123 @@ function pushFencePairs(params: (string | null)[], items: readonly { agentId: st
     const pair = `${o.agentId} ${o.leaseEpoch}`;
     if (seen.has(pair)) continue;
     seen.add(pair);
-    (agentIds ??= []).push(o.agentId);
+    agentIds.push(o.agentId);
     epochs.push(String(o.leaseEpoch));
   }
-  if (!agentIds) return false;
-  params.push(pgTextArray(agentIds), `{${epochs.join(",")}}`);
+  return agentIds.length ? [pgTextArray(agentIds), `{${epochs.join(",")}}`] : null;
+}
+
+/** Pushes a batch's fence pairs (fencePairs) after its columns; false, and nothing pushed, when no row of the batch is fenced. */
+function pushFencePairs(params: (string | null)[], items: readonly { agentId: string; leaseEpoch?: number }[]): boolean {
+  const pairs = fencePairs(items);
+  if (!pairs) return false;
+  params.push(...pairs);
   return true;
 }
 
 /** A text[] parameter's text: each element quoted (a quote or backslash escaped). */
 function pgTextArray(values: string[]): string {
   return `{${values.map((v) => `"${v.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
+}
+
+/** A delegated placement's status write as transitionPlaced's one statement carries it. */
+interface FastPlacement {
+  id: string;
+  orgId: string;
+  agentId: string;
+  leaseEpoch?: number;
+  to: OrderStatus;
+  at: Date;
+  /** The history entry, as a one-element JSON array. */
+  entry: string;
+  venueOrderId: string;
+  filledUnits: bigint;
+  /** The history column as inserted: the row is written only while it still holds exactly that. */
+  history: string;
+  /** The `order` event's data (JSON) for the row the write leaves. */
+  event: string;
+}
+
+const FAST_PLACEMENT_COLUMNS: readonly Column<FastPlacement>[] = [
+  ["id", "text", (p) => p.id],
+  ["status", "text", (p) => p.to],
+  ["at", "timestamptz", (p) => time(p.at)],
+  ["entry", "text", (p) => p.entry],
+  ["vid", "text", (p) => p.venueOrderId],
+  ["filled", "int8", (p) => p.filledUnits.toString()],
+  ["history", "text", (p) => p.history],
+  ["org", "text", (p) => p.orgId],
+  ["agent", "text", (p) => p.agentId],
+  ["event", "text", (p) => p.event],
+];
+
+/**
+ * Placements (submitting → open/filled/cancelled) and their `order` events in one statement, for rows
+ * still exactly as inserted (see OrderRepository.placeFast); answers the ids it moved, as text. The
+ * history as inserted stands for the status too (every change of an order's status appends to its
+ * history, here and in the fill store): a `status = 'submitting'` condition would only offer the
+ * planner the status index, whose entries for every order ever placed PGlite never vacuums away.
+ */
+const placedStatement = memoBySize((rows) => {
+  let n = 1;
+  const tuples: string[] = [];
+  for (let r = 0; r < rows; r++) tuples.push(`(${FAST_PLACEMENT_COLUMNS.map(([, type]) => `$${n++}${cast(type)}`).join(", ")})`);
+  return (
+    "with u as (update orders o set status = v.status, updated_at = v.at, history = (o.history::jsonb || v.entry::jsonb)::text, " +
+    `venue_order_id = v.vid, filled_units = greatest(o.filled_units, v.filled) from (values ${tuples.join(", ")}) as v (${FAST_PLACEMENT_COLUMNS.map(([name]) => name).join(", ")}) ` +
+    "where o.id = v.id and o.history = v.history and o.filled_units = 0 and o.venue_order_id is null " +
+    "and not o.flagged_for_review and o.cancel_requested_at is null returning o.id, v.org, v.agent, v.event, v.at), " +
+    "e as (insert into events (org_id, agent_id, type, data, created_at) select org, agent, 'order', event::jsonb, at from u) " +
+    "select id from u"
+  );
+});
+/** placedStatement behind the fence (the batch's (agent, epoch) pairs after the columns), as fencedApprovedStatement. */
+const fencedPlacedStatement = memoBySize((rows) => {
+  const first = rows * FAST_PLACEMENT_COLUMNS.length;
+  return `${placedStatement(rows)} where (select agent_lease_fence($${first + 1}::text[], $${first + 2}::int8[]))`;
+});
+
+/** Rows kept for transitionPlaced's prediction: placements in flight, far more than ever at once. */
+const MAX_PLACING = 10_000;
+/** Placed orders remembered for the venue's reports of them (placedOrder): those of the last minutes. */
+const MAX_PLACED_REFS = 50_000;
+
+/**
+ * A new order's row as the database stores it: its history in jsonb's key order (as read back), its
+ * other documents (typed data, the approving intent) the objects it was inserted with (their keys in
+ * that order: the order view and the events show neither).
+ */
+function storedRow(o: NewOrderRow): OrderRow {
+  return {
+    id: o.id,
+    orgId: o.orgId,
+    agentId: o.agentId,
+    mode: o.mode,
+    marketId: o.marketId,
+    conditionId: o.conditionId,
+    side: o.side,
+    sizeUnits: o.sizeUnits,
+    price: o.price,
+    notionalUnits: o.notionalUnits,
+    orderType: o.orderType,
+    expiration: o.expiration ?? "0",
+    status: o.status,
+    orderHash: o.orderHash ?? null,
+    typedData: o.typedData ?? null,
+    signatureDeadline: o.signatureDeadline ?? null,
+    approvalDeadline: o.approvalDeadline ?? null,
+    venueOrderId: o.venueOrderId ?? null,
+    filledUnits: o.filledUnits ?? 0n,
+    flaggedForReview: o.flaggedForReview ?? false,
+    cancelRequestedAt: o.cancelRequestedAt ?? null,
+    clientOrderId: o.clientOrderId ?? null,
+    decisionId: o.decisionId ?? null,
+    decisionIntent: o.decisionIntent ?? null,
+    tradingDay: o.tradingDay,
+    history: jsonbOrdered(o.history) as OrderHistoryEntry[],
+    createdAt: o.createdAt!,
+    updatedAt: o.createdAt!,
+  };
 }
 
 // Rejected decisions and their `risk_rejected` events in one statement.

@@ -46,6 +46,38 @@ describe("CredentialVault", () => {
     expect("passphrase" in opened).toBe(false);
   });
 
+  test("opens what crypto_box_seal made, as crypto_box_seal_open does, the first time and with the kept key", async () => {
+    const kp = sodium.crypto_box_keypair();
+    const vault = new CredentialVault({ publicKey: kp.publicKey, secretKey: kp.privateKey.slice() });
+    const sealed = (doc: unknown) => sodium.crypto_box_seal(new TextEncoder().encode(JSON.stringify(doc)), kp.publicKey);
+    const boxes = [sealed({ v: 1, k: "key-one", s: "secret-one" }), sealed({ v: 1, k: "key-two", s: "secret-two", p: "pass-two" })];
+    const beforenm = spyOn(sodium, "crypto_box_beforenm");
+    try {
+      for (let round = 0; round < 3; round++) {
+        for (const box of boxes) {
+          const expected = JSON.parse(new TextDecoder().decode(sodium.crypto_box_seal_open(box, kp.publicKey, kp.privateKey)));
+          const opened = await vault.withOpened(box, async (c) => ({ ...c }));
+          expect(opened).toEqual({ api_key: expected.k, api_secret: expected.s, ...(expected.p ? { passphrase: expected.p } : {}) });
+        }
+      }
+      // One X25519 per box, not per opening.
+      expect(beforenm).toHaveBeenCalledTimes(2);
+      // A box changed after its key was kept is refused as before (the MAC), and one with another
+      // ephemeral key is a box of its own.
+      const tampered = boxes[0].slice();
+      tampered[40] ^= 1;
+      await expect(vault.withOpened(tampered, async () => 1)).rejects.toBeInstanceOf(VaultError);
+      const otherKey = boxes[0].slice();
+      otherKey[0] ^= 1;
+      await expect(vault.withOpened(otherKey, async () => 1)).rejects.toBeInstanceOf(VaultError);
+      // After dispose nothing opens, kept key or not.
+      vault.dispose();
+      await expect(vault.withOpened(boxes[0], async () => 1)).rejects.toBeInstanceOf(VaultError);
+    } finally {
+      beforenm.mockRestore();
+    }
+  });
+
   test("withOpened returns the callback's value and propagates its error", async () => {
     const vault = new CredentialVault(await loadOrCreateSealKeyPair({ dataDir: freshDir() }));
     const ct = vault.seal(CREDS);
@@ -106,12 +138,13 @@ describe("CredentialVault", () => {
     const ct = vault.seal(CREDS);
 
     const captured: Uint8Array[] = [];
-    const original = sodium.crypto_box_seal_open;
-    const openSpy = spyOn(sodium, "crypto_box_seal_open").mockImplementation(((...args: unknown[]) => {
+    // The plaintext comes from crypto_box_open_easy_afternm (the box's precomputed key, kept per box).
+    const original = sodium.crypto_box_open_easy_afternm;
+    const openSpy = spyOn(sodium, "crypto_box_open_easy_afternm").mockImplementation(((...args: unknown[]) => {
       const out = (original as (...a: unknown[]) => Uint8Array)(...args);
       captured.push(out);
       return out;
-    }) as typeof sodium.crypto_box_seal_open);
+    }) as typeof sodium.crypto_box_open_easy_afternm);
     const wipeSpy = spyOn(sodium, "memzero");
     try {
       let seenDuringCall = "";

@@ -83,6 +83,60 @@ describeEachDatabase("hot statement", (kind, open) => {
     await expect(database.run(insert(1), ["dup", "second", null, null])).rejects.toBeDefined();
     expect(await rowsOf(database, `select t from ${table} where id = 'dup'`)).toEqual([{ t: "first" }]);
   });
+
+  test("query() answers the rows' text values in column order, NULL as null, for reads and for writes", async () => {
+    await database.run(insert(2), ["q1", "it's \\ €", JSON.stringify({ a: 1 }), "true", "q2", null, null, null]);
+    expect(await database.query(`select id, t, v::text, b::text from ${table} where id like 'q%' order by id`, [])).toEqual([
+      ["q1", "it's \\ €", '{"a": 1}', "true"],
+      ["q2", null, null, null],
+    ]);
+    expect(await database.query(`select t from ${table} where id = $1::text`, ["nobody"])).toEqual([]);
+    const moved = await database.query(`update ${table} set t = $2::text where id = $1::text returning id, t`, ["q2", "set"], { byIndex: true });
+    expect(moved).toEqual([["q2", "set"]]);
+  });
+
+  test("query() with byIndex finds rows by their key however small the table was when it was first planned, and leaves the session's settings as they were, even when it fails", async () => {
+    const keyed = `${table}_keyed`;
+    await database.db.execute(sql.raw(`create table ${keyed} (id text primary key, n int8 not null check (n >= 0))`));
+    try {
+      // The shape of the placements' status write (order-repository.ts): rows found by a join on the key.
+      const ROWS = 16;
+      const values = Array.from({ length: ROWS }, (_, r) => `($${2 * r + 1}::text, $${2 * r + 2}::int8)`).join(", ");
+      const bump = `update ${keyed} k set n = k.n + v.d from (values ${values}) as v (id, d) where k.id = v.id returning k.id, k.n::text`;
+      // ids k0 plus fifteen that may not exist, each bumped by `by`.
+      const params = (first: string, by: string, rest = "none") => [first, by, ...Array.from({ length: ROWS - 1 }, (_, r) => [`${rest}${r}`, "0"]).flat()];
+      // Planned (and used more than five times) while the table holds one row.
+      await database.run(`insert into ${keyed} (id, n) values ($1::text, 0)`, ["k0"]);
+      for (let i = 0; i < 8; i++) expect(await database.query(bump, params("k0", "1"), { byIndex: true })).toEqual([["k0", String(i + 1)]]);
+      await database.db.execute(sql.raw(`insert into ${keyed} (id, n) select 'k' || g, 0 from generate_series(1, 20000) g`));
+      if (kind === "pglite") {
+        // The plan kept for the statement is the key's index, not a scan of the small table it first saw.
+        const [stmt] = await rowsOf(database, `select name from pg_prepared_statements where statement = '${bump.replaceAll("'", "''")}'`);
+        await database.db.execute(sql.raw("set plan_cache_mode = force_generic_plan"));
+        try {
+          const args = params("k5", "1").map((v) => `'${v}'`).join(", ");
+          const plan = (await rowsOf(database, `explain execute ${stmt!.name}(${args})`)).map((r) => String(r["QUERY PLAN"])).join("\n");
+          expect(plan).toContain(`Index Scan using ${keyed}_pkey`);
+          expect(plan).not.toContain("Seq Scan");
+        } finally {
+          await database.db.execute(sql.raw("reset plan_cache_mode"));
+        }
+      }
+      expect(await database.query(bump, params("k20000", "5"), { byIndex: true })).toEqual([["k20000", "5"]]);
+      // A failing call (the check, on the first row) changes nothing and leaves the settings as they were.
+      const failing = params("k20000", "-10", "k");
+      failing[3] = "1"; // k0, also in the batch, would be bumped
+      await expect(database.query(bump, failing, { byIndex: true })).rejects.toBeDefined();
+      expect(await rowsOf(database, `select id, n::text from ${keyed} where id in ('k0', 'k20000') order by id`)).toEqual([
+        { id: "k0", n: "8" },
+        { id: "k20000", n: "5" },
+      ]);
+      expect(await rowsOf(database, `select n::text from ${keyed} where id = 'k20000'`)).toEqual([{ n: "5" }]);
+      expect(await rowsOf(database, "select current_setting('enable_seqscan') as s, current_setting('plan_cache_mode') as m")).toEqual([{ s: "on", m: "auto" }]);
+    } finally {
+      await database.db.execute(sql.raw(`drop table if exists ${keyed}`));
+    }
+  });
 });
 
 describe.skipIf(!postgresUrl)("hot statement on PostgreSQL: the URL's database", () => {

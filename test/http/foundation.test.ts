@@ -693,6 +693,9 @@ describeEachDatabase("foundation HTTP", (kind, database) => {
         run: async () => {
           throw new Error(internal);
         },
+        query: async () => {
+          throw new Error(internal);
+        },
         ping: async () => false,
         close: async () => {},
       };

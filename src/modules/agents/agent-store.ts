@@ -16,7 +16,7 @@ import {
   type HeldPosition,
   type TrackedOrder,
 } from "../../../actors/ports.ts";
-import type { Db } from "../../db/database.ts";
+import type { Db, QueryStatement } from "../../db/database.ts";
 import { COUNTED_FILL } from "../../db/fill-store.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import { agents, credentials, events, fills, orders } from "../../db/schema.ts";
@@ -71,6 +71,8 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
     private readonly clock: Clock = systemClock,
     /** Called after events were committed (the event log's wake-up). */
     private readonly onEvents: () => void = () => {},
+    /** The database's prepared-statement runner (Database.query), for the credential read of every delegated placement. */
+    private readonly query?: QueryStatement,
   ) {}
 
   async load(agentId: string, now = this.clock.now()): Promise<AgentSnapshot<AgentLimits> | null> {
@@ -279,12 +281,22 @@ export class DbAgentStore implements AgentStore<AgentLimits> {
     return deleted;
   }
 
-  /** The sealed credential bytes, read only for the moment of a venue call. */
+  /**
+   * The sealed credential bytes, read only for the moment of a venue call (from the database every
+   * time: it is their one source). A prepared statement when the database gives one (Database.query).
+   */
   async sealedCredentials(agentId: string): Promise<Uint8Array | null> {
+    if (this.query) {
+      const [row] = await this.query(SEALED_CREDENTIALS, [agentId]);
+      return row?.[0] ? new Uint8Array(Buffer.from(row[0], "hex")) : null;
+    }
     const [row] = await this.db.select({ c: credentials.ciphertext }).from(credentials).where(eq(credentials.agentId, agentId));
     return row?.c ?? null;
   }
 }
+
+/** An agent's sealed credentials as hex text (Database.query answers text). */
+const SEALED_CREDENTIALS = "select encode(ciphertext, 'hex') from credentials where agent_id = $1::text";
 
 /** How long deleteCredentials waits for its VACUUM; the VACUUM itself carries on in the background. */
 const VACUUM_WAIT_MS = 250;

@@ -6,7 +6,7 @@ import { ActorRegistry } from "../../../actors/registry.ts";
 import { type AgentLease, type Fence, LeaseLostError, type LeasePort } from "../../../actors/lease-port.ts";
 import { type Clock, systemClock } from "../../domain/clock.ts";
 import type { OrderRow } from "../../db/order-repository.ts";
-import type { Db } from "../../db/database.ts";
+import type { Db, QueryStatement } from "../../db/database.ts";
 import { agents, orgs } from "../../db/schema.ts";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import type { Caller } from "../../http/caller.ts";
@@ -35,6 +35,8 @@ export class AgentService {
       clock?: Clock;
       mailboxCapacity?: number;
       onEvents?: () => void;
+      /** The database's prepared-statement runner (Database.query): the credential read of every delegated placement. */
+      query?: QueryStatement;
       /** Single activation across instances (src/db/agent-leases.ts); absent: this process alone. */
       lease?: {
         port: LeasePort;
@@ -50,7 +52,7 @@ export class AgentService {
     },
   ) {
     this.clock = opts.clock ?? systemClock;
-    this.store = new DbAgentStore(db, this.clock, opts.onEvents);
+    this.store = new DbAgentStore(db, this.clock, opts.onEvents, opts.query);
     this.instanceId = opts.lease?.port.instanceId ?? null;
     this.registry = new ActorRegistry<Actor>({
       idleMs: opts.idleMs,

@@ -107,16 +107,17 @@ export class CredentialsService {
 
   /**
    * Runs `fn` with the agent's decrypted credentials (and its signer address), for one venue call:
-   * the sealed bytes are read from the database and opened only for the duration of `fn`; the
+   * the sealed bytes are read from the database (now, or by readSealed just before: `sealedRead`) and
+   * opened only for the duration of `fn`; the
    * plaintext buffer is wiped when `fn` settles (see CredentialVault for what a JS runtime cannot
    * wipe), and the fields of the object handed to `fn` are blanked, so `fn` must not keep it.
    * Answers null, without calling `fn`, when the agent has no stored credentials (or does not exist).
    * Throws VaultError when the ciphertext cannot be opened with this service's key.
    */
-  async withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>): Promise<T | null> {
+  async withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>, sealedRead?: Promise<Uint8Array | null>): Promise<T | null> {
     const { agents, vault } = this.deps;
     // The address without taking the agent's lease (a hand-over under way would wait for the caller).
-    const [sealed, address] = await Promise.all([agents.store.sealedCredentials(agentId), agents.signerAddressOf(agentId)]);
+    const [sealed, address] = await Promise.all([sealedRead ?? agents.store.sealedCredentials(agentId), agents.signerAddressOf(agentId)]);
     if (!sealed || !address) return null;
     return vault.withOpened(sealed, async (opened) => {
       const creds: VenueCredentials = { api_key: opened.api_key, api_secret: opened.api_secret, address };
@@ -131,6 +132,15 @@ export class CredentialsService {
         }
       }
     });
+  }
+
+  /**
+   * The agent's sealed credentials as stored now (null: none), for one withAgentCredentials call about
+   * to be made: a delegated placement starts the read while its order is being written, so the venue
+   * call, which must wait for that write, does not wait for the read as well.
+   */
+  readSealed(agentId: string): Promise<Uint8Array | null> {
+    return this.deps.agents.store.sealedCredentials(agentId);
   }
 
   /**

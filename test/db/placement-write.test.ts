@@ -1,0 +1,182 @@
+/**
+ * A delegated placement's status write (OrderRepository.transitionPlaced) with the database's
+ * query runner, on both databases: for an order still as it was inserted, one statement per batch
+ * writes the status, the history, the venue id and what filled, and the `order` event, and answers
+ * the row the repository predicted; that row and that event must be what reading the order back
+ * gives. An order changed since its insert (a kill, a fill reported first) takes the general
+ * conditional write instead, exactly as before. Under a stale lease nothing is written.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, asc, eq } from "drizzle-orm";
+import { LeaseLostError } from "../../actors/lease-port.ts";
+import { DbLeases } from "../../src/db/agent-leases.ts";
+import type { Database } from "../../src/db/database.ts";
+import { jsonbOrdered } from "../../src/db/jsonb-order.ts";
+import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository.ts";
+import { events, orders } from "../../src/db/schema.ts";
+import { toOrderModel } from "../../src/modules/orders/order-view.ts";
+import { createTestApp, type TestApp } from "../support/app.ts";
+import { describeEachDatabase } from "../support/databases.ts";
+import { newTrader } from "../support/payload.ts";
+
+describeEachDatabase("a delegated placement's status write", (kind, open) => {
+  let database: Database;
+  let t: TestApp;
+  let repo: OrderRepository;
+  let agentId: string;
+  let orgId: string;
+  let n = 0;
+  const leases: DbLeases[] = [];
+  const movedByOneStatement = new Set<string>();
+  const orderEvent = (row: Parameters<typeof toOrderModel>[0]) => ({ order: toOrderModel(row) });
+
+  beforeAll(async () => {
+    database = await open();
+    t = await createTestApp(database);
+    const trader = await newTrader(t);
+    agentId = trader.agent.id;
+    orgId = trader.agent.org_id;
+    await t.app.services.agents.registry.releaseAll();
+    // The orders each one-statement write moved (its answer), to tell it from the general write.
+    const query: Database["query"] = async (text, params, opts) => {
+      const rows = await database.query(text, params, opts);
+      if (text.startsWith("with u as (update orders")) for (const [id] of rows) movedByOneStatement.add(id!);
+      return rows;
+    };
+    repo = new OrderRepository(database.db, { maxInFlight: 1, run: database.run, query, orderEvent });
+  });
+  afterAll(async () => {
+    for (const l of leases) await l.stop();
+  });
+
+  const submitting = (): NewOrderRow => {
+    const at = new Date();
+    const id = `ord_place${kind}${process.pid}x${++n}${Date.now().toString(36)}`;
+    return {
+      id,
+      orgId,
+      agentId,
+      mode: "delegated",
+      marketId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+      conditionId: "0xcondition",
+      side: "buy",
+      sizeUnits: 5_000_000n,
+      price: "0.52",
+      notionalUnits: 5_000_000n,
+      orderType: "GTC",
+      expiration: "0",
+      status: "submitting",
+      orderHash: `0x${(n + 1000).toString(16).padStart(64, "0")}`,
+      typedData: {
+        domain: { name: "Polymarket CTF Exchange", version: "2", chainId: 137, verifyingContract: `0x${"11".repeat(20)}` },
+        primaryType: "Order",
+        message: { salt: "42", maker: `0x${"22".repeat(20)}`, side: 0, makerAmount: "5000000", takerAmount: "9615384", note: `it's "quoted" \\ é` } as never,
+      },
+      signatureDeadline: null,
+      venueOrderId: null,
+      clientOrderId: `cli-${id}`,
+      decisionId: `dec_${id}`,
+      tradingDay: at.toISOString().slice(0, 10),
+      history: [{ status: "submitting", at: at.toISOString(), reason: "approved by the risk engine" }],
+      createdAt: at,
+      updatedAt: at,
+    };
+  };
+  const insert = (r: OrderRepository, o: NewOrderRow) =>
+    r.insert(o, { id: o.decisionId!, orgId, agentId, approved: true, intent: { market_id: o.marketId, side: "buy", size_usdc: 5, price: 0.52 }, failures: [], checks: [], orderId: o.id, createdAt: o.createdAt! });
+  const orderEvents = async (id: string) =>
+    (await database.db.select().from(events).where(and(eq(events.agentId, agentId), eq(events.type, "order"))).orderBy(asc(events.id))).filter(
+      (e) => (e.data as { order?: { id?: string } } | null)?.order?.id === id,
+    );
+
+  test("a batch of placements: each answers the row read back, and stores one `order` event whose data is that row's view", async () => {
+    const placed = Array.from({ length: 6 }, submitting);
+    await Promise.all(placed.map((o) => insert(repo, o)));
+    const outcomes = [
+      { to: "open", filled: 0n },
+      { to: "filled", filled: 5_000_000n },
+      { to: "cancelled", filled: 0n },
+      { to: "open", filled: 1_250_000n },
+      { to: "open", filled: 0n },
+      { to: "filled", filled: 4_999_999n },
+    ] as const;
+    const rows = await Promise.all(placed.map((o, i) => repo.transitionPlaced(o.id, outcomes[i].to, `placed ${i}`, { venueOrderId: `0xvenue${o.id}`, filledUnits: outcomes[i].filled })));
+    for (const [i, o] of placed.entries()) {
+      expect(movedByOneStatement.has(o.id)).toBe(true);
+      const row = rows[i]!;
+      const stored = (await repo.get(o.id))!;
+      expect(row).toEqual(stored);
+      expect(stored.status).toBe(outcomes[i].to);
+      expect(stored.filledUnits).toBe(outcomes[i].filled);
+      expect(stored.venueOrderId).toBe(`0xvenue${o.id}`);
+      expect(stored.history.map((h) => [h.status, h.reason])).toEqual([
+        ["submitting", "approved by the risk engine"],
+        [outcomes[i].to, `placed ${i}`],
+      ]);
+      // The same text as a row read back: the history in jsonb's key order.
+      expect(JSON.stringify(row.history)).toBe(JSON.stringify(stored.history));
+      const evs = await orderEvents(o.id);
+      expect(evs).toHaveLength(1);
+      expect(evs[0].data).toEqual(jsonbOrdered(orderEvent(stored)) as Record<string, unknown>);
+      expect(evs[0].createdAt.getTime()).toBe(stored.updatedAt.getTime());
+      // The venue's reports of it name it by its hash or the venue's id: known without a read.
+      expect(repo.placedOrder({ venueOrderId: `0xvenue${o.id}` })).toEqual({ id: o.id, agentId });
+      expect(repo.placedOrder({ orderHash: o.orderHash! })).toEqual({ id: o.id, agentId });
+    }
+  });
+
+  test("an order changed since its insert is written as before: a kill's status stays (null, no event), a fill reported first is kept", async () => {
+    const killed = submitting();
+    const filledFirst = submitting();
+    await insert(repo, killed);
+    await insert(repo, filledFirst);
+    expect(await repo.transitionMany([killed.id], ["submitting"], "cancelled", "killed")).toEqual([killed.id]);
+    // A fill the user channel reported before the placement's answer (the fill store's write).
+    await database.db.update(orders).set({ filledUnits: 2_000_000n, updatedAt: new Date() }).where(eq(orders.id, filledFirst.id));
+    const [k, f] = await Promise.all([
+      repo.transitionPlaced(killed.id, "open", "resting at the venue", { venueOrderId: "0xkilled", filledUnits: 0n }),
+      repo.transitionPlaced(filledFirst.id, "open", "resting at the venue", { venueOrderId: "0xfilled", filledUnits: 1_000_000n }),
+    ]);
+    expect(k).toBeNull();
+    expect([movedByOneStatement.has(killed.id), movedByOneStatement.has(filledFirst.id)]).toEqual([false, false]);
+    const killedRow = (await repo.get(killed.id))!;
+    expect(killedRow.status).toBe("cancelled");
+    expect(killedRow.venueOrderId).toBeNull();
+    expect((await orderEvents(killed.id)).map((e) => (e.data as any).order.status)).toEqual(["cancelled"]);
+    // What filled never shrinks: the larger amount the fill reported stays.
+    expect(f).toEqual((await repo.get(filledFirst.id))!);
+    expect(f).toMatchObject({ status: "open", venueOrderId: "0xfilled", filledUnits: 2_000_000n });
+    expect((await orderEvents(filledFirst.id)).map((e) => (e.data as any).order.status)).toEqual(["open"]);
+  });
+
+  describe("under a lease", () => {
+    test("a stale epoch writes nothing and throws LeaseLostError; the current one writes", async () => {
+      const one = new DbLeases(database, { instanceId: `${kind}-place-one-${process.pid}`, ttlMs: 400, renewEveryMs: 100, log: { info: () => {}, warn: () => {} } });
+      const two = new DbLeases(database, { instanceId: `${kind}-place-two-${process.pid}`, ttlMs: 400, renewEveryMs: 100, log: { info: () => {}, warn: () => {} } });
+      leases.push(one, two);
+      const first = (await one.acquire(agentId, { waitMs: 0, ask: false }))!;
+      expect(first).not.toBeNull();
+      const stale = submitting();
+      const current = submitting();
+      await insert(repo.fenced(first), stale);
+      await insert(repo.fenced(first), current);
+      // Handed over: the first lease's epoch is stale from now on.
+      const released = one.release(first);
+      const second = (await two.acquire(agentId, { waitMs: 2000, ask: true }))!;
+      await released;
+      expect(second.epoch).toBe(first.epoch + 1);
+      const [s, c] = await Promise.allSettled([
+        repo.fenced(first).transitionPlaced(stale.id, "open", "resting at the venue", { venueOrderId: "0xstale", filledUnits: 0n }),
+        repo.fenced(second).transitionPlaced(current.id, "open", "resting at the venue", { venueOrderId: "0xcurrent", filledUnits: 0n }),
+      ]);
+      expect(s.status).toBe("rejected");
+      expect((s as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+      expect((await repo.get(stale.id))!.status).toBe("submitting");
+      expect(await orderEvents(stale.id)).toHaveLength(0);
+      expect(c.status).toBe("fulfilled");
+      expect(movedByOneStatement.has(current.id)).toBe(true);
+      expect((await repo.get(current.id))!).toMatchObject({ status: "open", venueOrderId: "0xcurrent" });
+      await two.release(second);
+    });
+  });
+});
