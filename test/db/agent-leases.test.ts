@@ -14,9 +14,9 @@ import type { Database } from "../../src/db/database.ts";
 import { OrderRepository, type NewOrderRow } from "../../src/db/order-repository.ts";
 import { agents, orders } from "../../src/db/schema.ts";
 import { DbAgentStore } from "../../src/modules/agents/agent-store.ts";
-import { createTestApp, type TestApp } from "../support/app.ts";
+import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
-import { newTrader } from "../support/payload.ts";
+import { unleasedTrader } from "../support/unleased-trader.ts";
 
 const quiet = { info: () => {}, warn: () => {} };
 
@@ -39,12 +39,7 @@ describeEachDatabase("agent leases and their fence", (kind, open) => {
 
   beforeAll(async () => {
     database = await open();
-    t = await createTestApp(database);
-    const trader = await newTrader(t);
-    agentId = trader.agent.id;
-    orgId = trader.agent.org_id;
-    // The test app's own registry holds this agent's lease: it lets go, the holders below take turns.
-    await t.app.services.agents.registry.releaseAll();
+    ({ t, agentId, orgId } = await unleasedTrader(database));
   });
   afterAll(async () => {
     for (const h of holders) await h.stop();

@@ -16,9 +16,10 @@ import { FillStore, type FillDecision, type FillInput } from "../../src/db/fill-
 import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository.ts";
 import { events, fills, idempotencyKeys, orders, riskDecisions } from "../../src/db/schema.ts";
 import { IdempotencyStore } from "../../src/http/idempotency-store.ts";
-import { createTestApp, type TestApp } from "../support/app.ts";
+import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase, rowsOf } from "../support/databases.ts";
 import { newTrader } from "../support/payload.ts";
+import { unleasedTrader } from "../support/unleased-trader.ts";
 
 const quiet = { info: () => {}, warn: () => {} };
 
@@ -40,12 +41,7 @@ describeEachDatabase("writes fenced on the agent's lease beside the orders'", (k
 
   beforeAll(async () => {
     database = await open();
-    t = await createTestApp(database);
-    const trader = await newTrader(t);
-    agentId = trader.agent.id;
-    orgId = trader.agent.org_id;
-    // The test app's registry lets the agent go: the holders below take turns.
-    await t.app.services.agents.registry.releaseAll();
+    ({ t, agentId, orgId } = await unleasedTrader(database));
   });
   afterAll(async () => {
     for (const h of holders) await h.stop();

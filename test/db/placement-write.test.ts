@@ -15,9 +15,9 @@ import { jsonbOrdered } from "../../src/db/jsonb-order.ts";
 import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository.ts";
 import { events, orders } from "../../src/db/schema.ts";
 import { toOrderModel } from "../../src/modules/orders/order-view.ts";
-import { createTestApp, type TestApp } from "../support/app.ts";
+import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
-import { newTrader } from "../support/payload.ts";
+import { unleasedTrader } from "../support/unleased-trader.ts";
 
 describeEachDatabase("a delegated placement's status write", (kind, open) => {
   let database: Database;
@@ -32,11 +32,7 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
 
   beforeAll(async () => {
     database = await open();
-    t = await createTestApp(database);
-    const trader = await newTrader(t);
-    agentId = trader.agent.id;
-    orgId = trader.agent.org_id;
-    await t.app.services.agents.registry.releaseAll();
+    ({ t, agentId, orgId } = await unleasedTrader(database));
     // The orders each one-statement write moved (its answer), to tell it from the general write.
     const query: Database["query"] = async (text, params, opts) => {
       const rows = await database.query(text, params, opts);
