@@ -26,7 +26,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
-import type { Subprocess } from "bun";
+import { SQL, type Subprocess } from "bun";
 import {
   BENCH_LIMITS,
   call,
@@ -155,16 +155,55 @@ function cpuSeconds(pid: number): number {
   }
 }
 
-/** `connections` loops posting intents for `seconds`: approved intents per second, and the service's and simulator's CPU per intent. */
-async function throughput(svc: Svc, agents: string[], seconds: number): Promise<{ rps: number; svcUs: number; simUs: number; p50: number; p99: number }> {
+/** Busy and total jiffies of the whole machine (/proc/stat's first line). */
+function machineJiffies(): { busy: number; total: number } {
+  const f = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+}
+
+/** The PostgreSQL backends serving the service's bench database (their pids, from pg_stat_activity). */
+async function pgBackends(svc: Svc): Promise<number[]> {
+  if (opts.db !== "postgres") return [];
+  const sql = new SQL(`${opts.pg}/${opts.dbPrefix}_${svc.name}`, { max: 1 });
+  try {
+    const rows: { pid: number }[] = await sql`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+    return rows.map((r) => r.pid);
+  } finally {
+    await sql.close();
+  }
+}
+
+interface Sample {
+  svc: number;
+  sim: number;
+  pg: Map<number, number>;
+  load: number;
+  machine: { busy: number; total: number };
+}
+
+async function sample(svc: Svc, pids: number[]): Promise<Sample> {
+  const u = process.cpuUsage();
+  return {
+    svc: cpuSeconds(svc.child.pid),
+    sim: cpuSeconds(simPid.value),
+    pg: new Map(pids.map((p) => [p, cpuSeconds(p)])),
+    load: (u.user + u.system) / 1e6,
+    machine: machineJiffies(),
+  };
+}
+
+/** `connections` loops posting intents for `seconds`: approved intents per second, and CPU per intent of every process taking part (service, simulator, PostgreSQL's backends, this load generator) and the machine's busy share. */
+async function throughput(svc: Svc, agents: string[], seconds: number): Promise<{ rps: number; svcUs: number; simUs: number; pgUs: number; loadUs: number; busy: number; p50: number; p99: number }> {
   const warmEnd = performance.now() + 1000;
   const end = warmEnd + seconds * 1000;
   let ok = 0;
   let bad = 0;
   let lastBad = "";
   const ms: number[] = [];
-  let cpu0 = { svc: 0, sim: 0 };
-  setTimeout(() => (cpu0 = { svc: cpuSeconds(svc.child.pid), sim: cpuSeconds(simPid.value) }), 1000);
+  let cpu0: Sample | null = null;
+  // PostgreSQL's backends are listed at both samples: a pool may open a connection during the run.
+  setTimeout(() => void pgBackends(svc).then((pids) => sample(svc, pids)).then((s) => (cpu0 = s)), 1000);
   await Promise.all(
     agents.map(async (agentId) => {
       while (performance.now() < end) {
@@ -181,11 +220,32 @@ async function throughput(svc: Svc, agents: string[], seconds: number): Promise<
       }
     }),
   );
-  const cpu1 = { svc: cpuSeconds(svc.child.pid), sim: cpuSeconds(simPid.value) };
+  const cpu1 = await sample(svc, await pgBackends(svc));
+  const c0 = cpu0 as Sample | null;
+  if (!c0) throw new Error("the first CPU sample was not taken");
+  let pg = 0;
+  for (const [pid, s1] of cpu1.pg) pg += s1 - (c0.pg.get(pid) ?? 0);
   if (bad > 0) console.log(`    ${svc.name}: ${bad} intents not approved (last: ${lastBad})`);
   ms.sort((a, b) => a - b);
   const q = (f: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * f))] ?? Number.NaN;
-  return { rps: ok / seconds, svcUs: ((cpu1.svc - cpu0.svc) / ok) * 1e6, simUs: ((cpu1.sim - cpu0.sim) / ok) * 1e6, p50: q(0.5), p99: q(0.99) };
+  const per = (x: number) => (x / ok) * 1e6;
+  return {
+    rps: ok / seconds,
+    svcUs: per(cpu1.svc - c0.svc),
+    simUs: per(cpu1.sim - c0.sim),
+    pgUs: opts.db === "postgres" ? per(pg) : Number.NaN,
+    loadUs: per(cpu1.load - c0.load),
+    busy: (cpu1.machine.busy - c0.machine.busy) / (cpu1.machine.total - c0.machine.total),
+    p50: q(0.5),
+    p99: q(0.99),
+  };
+}
+
+/** CPU per intent of each process, their sum, the machine's busy share and the latencies. */
+function cpuText(x: { svcUs: number; simUs: number; pgUs: number; loadUs: number; busy: number; p50: number; p99: number }): string {
+  const all = x.svcUs + x.simUs + (Number.isNaN(x.pgUs) ? 0 : x.pgUs) + x.loadUs;
+  const pg = Number.isNaN(x.pgUs) ? "" : `, PostgreSQL ${x.pgUs.toFixed(0)}`;
+  return `CPU µs each: service ${x.svcUs.toFixed(0)}, simulator ${x.simUs.toFixed(0)}${pg}, load ${x.loadUs.toFixed(0)}, all ${all.toFixed(0)}; machine ${(x.busy * 100).toFixed(0)} % busy; p50 ${x.p50.toFixed(1)} ms, p99 ${x.p99.toFixed(1)} ms`;
 }
 
 function cpuModel(): string {
@@ -223,7 +283,7 @@ await runMain(async () => {
       await faults({ latency_ms: o.latency });
       const seq = phase("sequential") ? await sequential(s, o.sequential, o.warmup) : { p50: Number.NaN, p99: Number.NaN, callsPerIntent: Number.NaN };
       await faults({ latency_ms: 0 });
-      const none = { rps: Number.NaN, svcUs: Number.NaN, simUs: Number.NaN, p50: Number.NaN, p99: Number.NaN };
+      const none = { rps: Number.NaN, svcUs: Number.NaN, simUs: Number.NaN, pgUs: Number.NaN, loadUs: Number.NaN, busy: Number.NaN, p50: Number.NaN, p99: Number.NaN };
       const p = phase("payload") ? await throughput(s, s.payload, o.duration) : none;
       const d = phase("delegated") ? await throughput(s, s.delegated, o.duration) : none;
       row.p50.push(seq.p50);
@@ -233,8 +293,7 @@ await runMain(async () => {
       row.delegatedRps.push(d.rps);
       console.log(
         `  round ${r} ${s.name}: payload p50 ${seq.p50.toFixed(1)} ms p99 ${seq.p99.toFixed(1)} ms at ${o.latency} ms, ${seq.callsPerIntent.toFixed(3)} venue calls/intent; ` +
-          `payload ${p.rps.toFixed(0)}/s (service ${p.svcUs.toFixed(0)} µs, simulator ${p.simUs.toFixed(0)} µs CPU each; p50 ${p.p50.toFixed(1)} ms, p99 ${p.p99.toFixed(1)} ms), ` +
-          `delegated ${d.rps.toFixed(0)}/s (service ${d.svcUs.toFixed(0)} µs, simulator ${d.simUs.toFixed(0)} µs CPU each; p50 ${d.p50.toFixed(1)} ms, p99 ${d.p99.toFixed(1)} ms) (${(d.rps / p.rps).toFixed(2)}×) at 0 ms`,
+          `payload ${p.rps.toFixed(0)}/s (${cpuText(p)}), delegated ${d.rps.toFixed(0)}/s (${cpuText(d)}) (${(d.rps / p.rps).toFixed(2)}×) at 0 ms`,
       );
     }
   }
