@@ -59,12 +59,20 @@ export class PriceLevel {
   }
 }
 
+/** Single levels of a book, read without a snapshot (the simulator's price_change deltas). */
+export interface BookLevels {
+  /** Shares resting at `price` on `side` (10^-6 units); 0 when there is no such level. */
+  levelTotal(side: BookSide, price: bigint): bigint;
+  /** The best price with shares resting on `side`, or null when that side is empty. */
+  bestPrice(side: BookSide): bigint | null;
+}
+
 export interface BookSnapshot {
   bids: readonly BookLevel[];
   asks: readonly BookLevel[];
 }
 
-export class TokenBook {
+export class TokenBook implements BookLevels {
   /** Best (highest) first. */
   readonly bids: PriceLevel[] = [];
   /** Best (lowest) first. */
@@ -186,6 +194,17 @@ export class TokenBook {
     this.nextExpiry = next;
     if (removed.length) this.version++;
     return removed;
+  }
+
+  levelTotal(side: BookSide, price: bigint): bigint {
+    const level = findLevel(side === "buy" ? this.bids : this.asks, price, side);
+    return level ? level.total : 0n;
+  }
+
+  bestPrice(side: BookSide): bigint | null {
+    // As snapshot(): a level with nothing left in it is not shown.
+    for (const level of side === "buy" ? this.bids : this.asks) if (level.total > 0n) return level.price;
+    return null;
   }
 
   /** Aggregated levels, best first, at most `depth` per side; cached until the book changes. */

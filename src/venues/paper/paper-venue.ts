@@ -32,7 +32,7 @@ import {
   VenueUnavailableError,
 } from "../venue.ts";
 import { orderHash as codecOrderHash } from "../../eip712/order-hash.ts";
-import { type BookSide, TokenBook } from "./order-book.ts";
+import { type BookLevels, type BookSide, TokenBook } from "./order-book.ts";
 import type { VenueReportSink } from "../../domain/venue-report.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -177,6 +177,8 @@ export interface PaperVenueOptions {
   name?: string;
   /** Told of every fill as it happens (the simulator records trades from them). */
   onFill?: (fill: PaperFill) => void;
+  /** Told of every GTD order that leaves its book expired, when it leaves (the simulator's price_change). */
+  onExpire?: (order: PaperOrder) => void;
 }
 
 export class PaperVenue implements Venue {
@@ -185,6 +187,7 @@ export class PaperVenue implements Venue {
   private readonly now: () => number;
   private readonly depth: number;
   private readonly onFill?: (fill: PaperFill) => void;
+  private readonly onExpire?: (order: PaperOrder) => void;
   private readonly markets: readonly Market[];
   private readonly byCondition = new Map<string, Market>();
   private readonly byToken = new Map<string, { market: Market; outcome: string }>();
@@ -200,6 +203,7 @@ export class PaperVenue implements Venue {
     this.now = opts.now ?? Date.now;
     this.depth = opts.bookDepth ?? 50;
     this.onFill = opts.onFill;
+    this.onExpire = opts.onExpire;
     this.markets = Object.freeze([...markets]);
     const initial = books instanceof Map ? books : new Map(Object.entries(books ?? {}));
     for (const m of markets) {
@@ -265,6 +269,17 @@ export class PaperVenue implements Venue {
       last_trade_price: this.lastTrade.get(tokenId) ?? null,
       timestamp_ms: now,
     };
+  }
+
+  /**
+   * One token's levels to read one at a time (the simulator's price_change deltas), after expiring what
+   * is due, as a snapshot would; null for an unknown token. Read it before the book changes again.
+   */
+  bookLevels(tokenId: string): BookLevels | null {
+    const book = this.books.get(tokenId);
+    if (!book) return null;
+    this.expire(book, this.now());
+    return book;
   }
 
   /** Every level of a book (for the simulator's wire answer), best first. */
@@ -617,6 +632,7 @@ export class PaperVenue implements Venue {
       const rec = this.orders.get(o.id);
       if (rec && rec.status === "live") rec.status = "cancelled";
       this.log(this.cancels, { order_id: o.id, reason: "expired", remaining: o.remaining, at: nowMs });
+      if (rec) this.onExpire?.(rec);
       if (rec && rec.owner !== PAPER_BOOK_OWNER) {
         this.sink?.report({ kind: "expired", ref: { venueOrderId: o.id }, source: "paper", sizeMatchedUnits: rec.filled_size, at: new Date(nowMs) });
       }

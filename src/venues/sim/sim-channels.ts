@@ -14,14 +14,20 @@
  *   Both        → the text "PING" answers "PONG"; a PING before a valid subscription closes with 1008
  *                 "invalid subscription payload".
  *
+ * Sending: what one tick of the event loop produced goes out together, after it (setImmediate): the
+ * market channel's book changes of the tick as one price_change per token (the levels the tick's
+ * placements, cancels and expiries touched, read from the book, against what the channel was last
+ * told), and each socket's frames in one write (ServerWebSocket.cork), one event per frame as before.
+ *
  * Faults (SimFaults): ws_delay_ms delays every message sent; ws_drop_ratio drops that share of them;
  * ws_refuse_ratio refuses that share of upgrades (HTTP 503); POST /_sim/ws/drop closes open sockets
  * abruptly; trade_mine_ms spaces the trade statuses; trade_fail_ratio makes trades end FAILED.
  */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { ServerWebSocket } from "bun";
 import { fromUnits } from "../../domain/units.ts";
 import { PRICE_DECIMALS, SIZE_DECIMALS } from "../markets-file.ts";
+import type { BookSide } from "../paper/order-book.ts";
 import type { PaperOrder, PaperVenue } from "../paper/paper-venue.ts";
 import type { VenueSimState } from "./sim-state.ts";
 import { type SimTrade, tradeJson } from "./sim-wire.ts";
@@ -39,15 +45,33 @@ export interface SimSocketData {
 }
 
 type Levels = Map<string, string>;
+type Socket = ServerWebSocket<SimSocketData>;
+/** A level whose size may have changed since the market channel was last told. */
+interface DirtyLevel {
+  side: BookSide;
+  price: bigint;
+}
 
 export type OrderEventType = "PLACEMENT" | "UPDATE" | "CANCELLATION";
 
 export class SimChannels {
-  private readonly sockets = new Set<ServerWebSocket<SimSocketData>>();
-  /** What each market socket was last told of each book, per asset: price → size. */
+  private readonly sockets = new Set<Socket>();
+  /** Subscribed user sockets by the API key they follow. */
+  private readonly userByKey = new Map<string, Set<Socket>>();
+  /** Subscribed market sockets by asset. */
+  private readonly marketByAsset = new Map<string, Set<Socket>>();
+  /** What the market channel was last told of each book, per asset: price → size (absent: not known). */
   private readonly published = new Map<string, { bids: Levels; asks: Levels }>();
-  private readonly touched = new Set<string>();
-  private readonly traded = new Map<string, SimTrade>();
+  /** Per asset, the levels changed since the last flush, by side and price. */
+  private readonly dirty = new Map<string, Map<string, DirtyLevel>>();
+  /** Per asset, the last trade of each placement that traded since the last flush. */
+  private readonly traded = new Map<string, SimTrade[]>();
+  /** Frames to send at the end of this tick, per socket, in order. */
+  private readonly outbox = new Map<Socket, string[]>();
+  private scheduled = false;
+  /** price_change entry hashes: opaque 40-hex strings, unique per entry. */
+  private readonly hashSalt = randomBytes(16).toString("hex");
+  private hashSeq = 0;
   /** GTD orders still live, watched for their expiry. */
   private readonly gtdLive = new Set<string>();
   private readonly timers = new Set<ReturnType<typeof setTimeout>>();
@@ -73,12 +97,12 @@ export class SimChannels {
     return r > 0 && this.random() < r;
   }
 
-  open(ws: ServerWebSocket<SimSocketData>): void {
+  open(ws: Socket): void {
     this.sockets.add(ws);
   }
 
-  close(ws: ServerWebSocket<SimSocketData>): void {
-    this.sockets.delete(ws);
+  close(ws: Socket): void {
+    this.forget(ws);
   }
 
   /** Closes every open socket (of one channel) abruptly; answers how many. */
@@ -86,7 +110,7 @@ export class SimChannels {
     let n = 0;
     for (const ws of [...this.sockets]) {
       if (channel && ws.data.channel !== channel) continue;
-      this.sockets.delete(ws);
+      this.forget(ws);
       n++;
       const t = (ws as unknown as { terminate?: () => void }).terminate;
       if (typeof t === "function") t.call(ws);
@@ -102,14 +126,29 @@ export class SimChannels {
     this.timers.clear();
     for (const ws of [...this.sockets]) ws.close(1001, "server stopping");
     this.sockets.clear();
+    this.userByKey.clear();
+    this.marketByAsset.clear();
+    this.outbox.clear();
   }
 
-  message(ws: ServerWebSocket<SimSocketData>, raw: string | Buffer): void {
+  /** The socket leaves every index (closed or dropped); its unsent frames are discarded. */
+  private forget(ws: Socket): void {
+    this.sockets.delete(ws);
+    this.outbox.delete(ws);
+    const d = ws.data;
+    if (d.channel === "user") {
+      if (d.apiKey !== undefined) removeFrom(this.userByKey, d.apiKey, ws);
+    } else {
+      for (const a of d.assets) removeFrom(this.marketByAsset, a, ws);
+    }
+  }
+
+  message(ws: Socket, raw: string | Buffer): void {
     const text = typeof raw === "string" ? raw : raw.toString("utf8");
     const d = ws.data;
     if (text === "PING") {
       if (!d.subscribed) ws.close(1008, "invalid subscription payload");
-      else ws.send("PONG");
+      else this.reply(ws, "PONG");
       return;
     }
     let m: any;
@@ -127,13 +166,13 @@ export class SimChannels {
     else this.userMessage(ws, m);
   }
 
-  private marketMessage(ws: ServerWebSocket<SimSocketData>, m: any): void {
+  private marketMessage(ws: Socket, m: any): void {
     const d = ws.data;
     const ids: unknown = m.assets_ids;
     const list = Array.isArray(ids) ? ids.filter((x): x is string => typeof x === "string" && x !== "") : null;
     if (m.type === "market" || m.type === "MARKET") {
       if (d.subscribed) {
-        ws.send("INVALID OPERATION");
+        this.reply(ws, "INVALID OPERATION");
         return;
       }
       if (!list) {
@@ -145,18 +184,20 @@ export class SimChannels {
       return;
     }
     if ((m.operation === "subscribe" || m.operation === "unsubscribe") && list && d.subscribed) {
-      if (m.operation === "unsubscribe") for (const a of list) d.assets.delete(a);
-      else this.subscribeAssets(ws, list, m.initial_dump !== false);
+      if (m.operation === "unsubscribe") {
+        for (const a of list) if (d.assets.delete(a)) removeFrom(this.marketByAsset, a, ws);
+      } else this.subscribeAssets(ws, list, m.initial_dump !== false);
       return;
     }
-    ws.send("INVALID OPERATION");
+    this.reply(ws, "INVALID OPERATION");
   }
 
-  private subscribeAssets(ws: ServerWebSocket<SimSocketData>, assets: string[], dump: boolean): void {
+  private subscribeAssets(ws: Socket, assets: string[], dump: boolean): void {
     const books: unknown[] = [];
     for (const a of assets) {
       if (ws.data.assets.has(a)) continue;
       ws.data.assets.add(a);
+      addTo(this.marketByAsset, a, ws);
       if (!dump) continue;
       const b = this.bookEvent(a);
       if (b) books.push(b);
@@ -164,7 +205,7 @@ export class SimChannels {
     if (books.length > 0) this.send(ws, JSON.stringify(books));
   }
 
-  private userMessage(ws: ServerWebSocket<SimSocketData>, m: any): void {
+  private userMessage(ws: Socket, m: any): void {
     const d = ws.data;
     if (d.subscribed) {
       if ((m.operation === "subscribe" || m.operation === "unsubscribe") && Array.isArray(m.markets)) {
@@ -177,7 +218,7 @@ export class SimChannels {
         }
         return;
       }
-      ws.send("INVALID OPERATION");
+      this.reply(ws, "INVALID OPERATION");
       return;
     }
     const a = m.auth;
@@ -193,36 +234,50 @@ export class SimChannels {
     d.subscribed = true;
     d.apiKey = cred.api_key;
     d.markets = Array.isArray(m.markets) && m.markets.length > 0 ? new Set(m.markets.filter((x: unknown) => typeof x === "string").map((x: string) => x.toLowerCase())) : null;
+    addTo(this.userByKey, cred.api_key, ws);
   }
 
   // ---------------------------------------------------------------- what the engine did
 
   /** An order was accepted (after its matching). */
   placed(rec: PaperOrder, trades: SimTrade[]): void {
-    this.touched.add(rec.token_id);
+    this.touch(rec);
     if (rec.status === "live" && rec.expiration > 0) this.gtdLive.add(rec.id);
     this.orderEvent(rec, "PLACEMENT");
     for (const t of trades) {
       const maker = this.venue.order(t.maker_order_id);
       if (maker) {
+        this.touch(maker);
         if (maker.status !== "live") this.gtdLive.delete(maker.id);
         this.orderEvent(maker, "UPDATE");
       }
-      this.traded.set(t.token_id, t);
       this.tradeEvents(t);
+    }
+    if (trades.length > 0) {
+      const last = trades[trades.length - 1];
+      const list = this.traded.get(last.token_id);
+      if (list) list.push(last);
+      else this.traded.set(last.token_id, [last]);
     }
     // A FAK/FOK remainder killed, or a GTC/GTD that took all it could and rests: a killed one is closed now.
     if (rec.status === "unmatched" || ((rec.order_type === "FAK" || rec.order_type === "FOK") && rec.status !== "live" && rec.filled_size < rec.original_size)) {
       this.orderEvent(rec, "CANCELLATION");
     }
-    this.flush();
+    this.schedule();
   }
 
   /** An order was cancelled through the API (by its owner or its heartbeat's end). */
   cancelled(rec: PaperOrder): void {
     this.gtdLive.delete(rec.id);
-    this.touched.add(rec.token_id);
+    this.touch(rec);
     this.orderEvent(rec, "CANCELLATION");
+    this.schedule();
+  }
+
+  /** A GTD order left its book expired (the engine tells as it happens): its level changed. */
+  expired(rec: PaperOrder): void {
+    this.touch(rec);
+    this.schedule();
   }
 
   /** GTD orders whose expiration passed leave the book now, each reported as a CANCELLATION. */
@@ -233,63 +288,100 @@ export class SimChannels {
       if (!rec || rec.status === "live") continue;
       this.gtdLive.delete(id);
       if (rec.status === "cancelled") {
-        this.touched.add(rec.token_id);
+        this.touch(rec);
         this.orderEvent(rec, "CANCELLATION");
       }
     }
     this.flush();
   }
 
-  /** Sends the market channel what changed in the touched books since it was last told. */
+  /** The order's level may have changed. */
+  private touch(rec: PaperOrder): void {
+    let levels = this.dirty.get(rec.token_id);
+    if (!levels) this.dirty.set(rec.token_id, (levels = new Map()));
+    const key = rec.side === "buy" ? `b${rec.price}` : `s${rec.price}`;
+    if (!levels.has(key)) levels.set(key, { side: rec.side, price: rec.price });
+  }
+
+  /** Sends what is pending (market changes, then every socket's frames) at the end of this tick. */
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  /** Sends the market channel what changed in the touched books since it was last told, then every socket's pending frames. */
   flush(): void {
-    if (this.touched.size === 0 && this.traded.size === 0) return;
-    const now = Date.now();
-    const tokens = new Set([...this.touched, ...this.traded.keys()]);
-    this.touched.clear();
-    const traded = new Map(this.traded);
-    this.traded.clear();
-    const listening = [...this.sockets].filter((ws) => ws.data.channel === "market" && ws.data.subscribed);
+    if (this.dirty.size > 0 || this.traded.size > 0) this.publishBooks();
+    this.sendOutbox();
+  }
+
+  private publishBooks(): void {
+    const now = String(Date.now());
+    const tokens = new Set([...this.dirty.keys(), ...this.traded.keys()]);
     for (const token of tokens) {
-      const audience = listening.filter((ws) => ws.data.assets.has(token));
-      const book = this.venue.fullBook(token);
+      // Read first: expiring what is due may touch more levels of this book.
+      const book = this.venue.bookLevels(token);
+      const touched = this.dirty.get(token);
+      this.dirty.delete(token);
+      const trades = this.traded.get(token);
+      this.traded.delete(token);
       const market = this.venue.marketForToken(token);
-      if (!book || !market) continue;
-      const bids: Levels = new Map(book.bids.map((l) => [l.price, l.size]));
-      const asks: Levels = new Map(book.asks.map((l) => [l.price, l.size]));
-      const before = this.published.get(token) ?? { bids: new Map(), asks: new Map() };
-      this.published.set(token, { bids, asks });
-      if (audience.length === 0) continue;
-      const t = traded.get(token);
+      const audience = this.marketByAsset.get(token);
+      if (!book || !market || !audience || audience.size === 0) {
+        // Nobody listens: what it was told is forgotten, the next one is told the levels as they are.
+        this.published.delete(token);
+        continue;
+      }
       const frames: string[] = [];
-      if (t) {
-        const taker = this.venue.order(t.taker_order_id);
-        frames.push(
-          JSON.stringify({
-            event_type: "last_trade_price",
-            asset_id: token,
-            market: market.condition_id,
-            price: fromUnits(t.price, PRICE_DECIMALS),
-            size: fromUnits(t.size, SIZE_DECIMALS),
-            side: taker?.side === "sell" ? "SELL" : "BUY",
-            fee_rate_bps: "0",
-            timestamp: String(now),
-          }),
-        );
+      if (trades) {
+        for (const t of trades) {
+          const taker = this.venue.order(t.taker_order_id);
+          frames.push(
+            JSON.stringify({
+              event_type: "last_trade_price",
+              asset_id: token,
+              market: market.condition_id,
+              price: fromUnits(t.price, PRICE_DECIMALS),
+              size: fromUnits(t.size, SIZE_DECIMALS),
+              side: taker?.side === "sell" ? "SELL" : "BUY",
+              fee_rate_bps: "0",
+              timestamp: now,
+            }),
+          );
+        }
         const b = this.bookEvent(token);
         if (b) frames.push(JSON.stringify(b));
-      } else {
-        const best_bid = book.bids[0]?.price ?? "0";
-        const best_ask = book.asks[0]?.price ?? "1";
+      } else if (touched) {
+        let told = this.published.get(token);
+        if (!told) this.published.set(token, (told = { bids: new Map(), asks: new Map() }));
+        const bid = book.bestPrice("buy");
+        const ask = book.bestPrice("sell");
+        const best_bid = bid === null ? "0" : fromUnits(bid, PRICE_DECIMALS);
+        const best_ask = ask === null ? "1" : fromUnits(ask, PRICE_DECIMALS);
         const changes: Record<string, string>[] = [];
-        for (const [side, now_, was] of [
-          ["BUY", bids, before.bids],
-          ["SELL", asks, before.asks],
-        ] as const) {
-          for (const [price, size] of now_) if (was.get(price) !== size) changes.push({ asset_id: token, price, size, side, hash: changeHash(token, price, size), best_bid, best_ask });
-          for (const price of was.keys()) if (!now_.has(price)) changes.push({ asset_id: token, price, size: "0", side, hash: changeHash(token, price, "0"), best_bid, best_ask });
+        // Bids then asks, each best first.
+        const order = [...touched.values()].sort((a, b) => (a.side !== b.side ? (a.side === "buy" ? -1 : 1) : a.side === "buy" ? cmp(b.price, a.price) : cmp(a.price, b.price)));
+        for (const l of order) {
+          const levels = l.side === "buy" ? told.bids : told.asks;
+          const price = fromUnits(l.price, PRICE_DECIMALS);
+          const total = book.levelTotal(l.side, l.price);
+          let size: string;
+          if (total > 0n) {
+            size = fromUnits(total, SIZE_DECIMALS);
+            if (levels.get(price) === size) continue;
+            levels.set(price, size);
+          } else {
+            if (!levels.delete(price)) continue;
+            size = "0";
+          }
+          changes.push({ asset_id: token, price, size, side: l.side === "buy" ? "BUY" : "SELL", hash: this.changeHash(), best_bid, best_ask });
         }
         if (changes.length === 0) continue;
-        frames.push(JSON.stringify({ market: market.condition_id, price_changes: changes, timestamp: String(now), event_type: "price_change" }));
+        frames.push(JSON.stringify({ market: market.condition_id, price_changes: changes, timestamp: now, event_type: "price_change" }));
       }
       for (const ws of audience) for (const f of frames) this.send(ws, f);
     }
@@ -341,7 +433,7 @@ export class SimChannels {
       maker_address: rec.maker,
       timestamp: String(Math.floor(Date.now() / 1000)),
     };
-    this.toUser(rec.owner, rec.condition_id, JSON.stringify(ev));
+    this.toUser(rec.owner, rec.condition_id, ev);
   }
 
   /** The trade's MATCHED event to each side, then its later statuses. */
@@ -356,6 +448,7 @@ export class SimChannels {
           this.timers.delete(timer);
           t.status = status;
           this.emitTrade(t);
+          this.flush();
         },
         step * (i + 1),
       );
@@ -370,21 +463,30 @@ export class SimChannels {
     for (const owner of owners) {
       const j = tradeJson(t, this.venue, owner);
       const ev = { event_type: "trade", type: "TRADE", ...j, trade_owner: owner, timestamp: j.last_update };
-      this.toUser(owner, j.market, JSON.stringify(ev));
+      this.toUser(owner, j.market, ev);
     }
   }
 
-  private toUser(apiKey: string, market: string, frame: string): void {
-    const m = market.toLowerCase();
-    for (const ws of this.sockets) {
+  /** One user-channel event to the key's sockets that follow its market (serialized once, if any does). */
+  private toUser(apiKey: string, market: string, ev: object): void {
+    const sockets = this.userByKey.get(apiKey);
+    if (!sockets) return;
+    let m: string | undefined;
+    let frame: string | undefined;
+    for (const ws of sockets) {
       const d = ws.data;
-      if (d.channel !== "user" || !d.subscribed || d.apiKey !== apiKey) continue;
-      if (d.markets && !d.markets.has(m)) continue;
-      this.send(ws, frame);
+      if (d.markets && !d.markets.has((m ??= market.toLowerCase()))) continue;
+      this.send(ws, (frame ??= JSON.stringify(ev)));
     }
   }
 
-  private send(ws: ServerWebSocket<SimSocketData>, frame: string): void {
+  /** A control answer (PONG, INVALID OPERATION): after the frames already pending for the socket. */
+  private reply(ws: Socket, text: string): void {
+    if (this.outbox.has(ws)) this.queue(ws, text);
+    else ws.send(text);
+  }
+
+  private send(ws: Socket, frame: string): void {
     const f = this.state.faults;
     if (f.ws_drop_ratio > 0 && this.random() < f.ws_drop_ratio) return;
     if (f.ws_delay_ms > 0) {
@@ -395,10 +497,47 @@ export class SimChannels {
       this.timers.add(timer);
       return;
     }
-    ws.send(frame);
+    this.queue(ws, frame);
+  }
+
+  private queue(ws: Socket, frame: string): void {
+    const pending = this.outbox.get(ws);
+    if (pending) pending.push(frame);
+    else this.outbox.set(ws, [frame]);
+    this.schedule();
+  }
+
+  /** Every socket's pending frames, one write per socket. */
+  private sendOutbox(): void {
+    if (this.outbox.size === 0) return;
+    for (const [ws, frames] of this.outbox) {
+      if (frames.length === 1) ws.send(frames[0]);
+      else ws.cork(() => {
+        for (const f of frames) ws.send(f);
+      });
+    }
+    this.outbox.clear();
+  }
+
+  private changeHash(): string {
+    // Polymarket's entry hash is an opaque 40-hex string (research/polymarket-live.md §1.2): unique per entry here.
+    return Bun.SHA1.hash(`${this.hashSalt}:${++this.hashSeq}`, "hex") as string;
   }
 }
 
-function changeHash(token: string, price: string, size: string): string {
-  return createHash("sha1").update(`${token}:${price}:${size}:${Date.now()}`).digest("hex");
+function cmp(a: bigint, b: bigint): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function addTo<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function removeFrom<K, V>(index: Map<K, Set<V>>, key: K, value: V): void {
+  const set = index.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) index.delete(key);
 }

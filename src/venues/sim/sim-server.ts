@@ -53,7 +53,7 @@ import { fromUnits } from "../../domain/units.ts";
 import { END_CURSOR, INITIAL_CURSOR } from "../clob/clob-venue.ts";
 import { verifyL2Signature } from "../clob/l2-auth.ts";
 import { SIZE_DECIMALS } from "../markets-file.ts";
-import { PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
+import { type PaperOrder, PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
 import type { Market, OrderMessage, OrderType } from "../venue.ts";
 import { selectOrderDomain } from "../../eip712/order-typed-data.ts";
 import { deriveApiCreds, verifyL1Headers } from "./l1-auth.ts";
@@ -111,6 +111,8 @@ type PostAnswer = { status: number; body: Record<string, unknown> };
 export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
   /** Trades of the submission in progress (the engine is synchronous, so no two interleave). */
   let collecting: SimTrade[] | null = null;
+  /** GTD expiries, told to the channels once they exist. */
+  let expired: (rec: PaperOrder) => void = () => {};
   const paperOpts: PaperVenueOptions = {
     name: "venue-sim",
     ...opts.paper,
@@ -130,12 +132,17 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       state.recordTrade(t);
       collecting?.push(t);
     },
+    onExpire: (rec) => {
+      opts.paper?.onExpire?.(rec);
+      expired(rec);
+    },
   };
   const venue =
     opts.markets !== undefined ? PaperVenue.fromEntries(opts.markets, paperOpts) : PaperVenue.fromFile(opts.marketsFile ?? DEFAULT_MARKETS_FILE, paperOpts);
   const state = new VenueSimState(venue);
   const random = opts.random ?? Math.random;
   const channels = new SimChannels(venue, state, random);
+  expired = (rec) => channels.expired(rec);
   const pageSize = opts.marketsPageSize ?? 100;
   const dataPageSize = opts.dataPageSize ?? 100;
   const orderVersion = opts.orderVersion ?? 2;
