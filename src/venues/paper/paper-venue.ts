@@ -136,6 +136,8 @@ export interface SubmitInput {
   /** Unix seconds as a decimal string; "0" for none. Only GTD orders expire. */
   expiration: string;
   owner: string;
+  /** The order's id as orderIdFor answered it for this same message, when the caller has it (the simulator): not hashed again. */
+  venue_order_id?: string;
 }
 
 /**
@@ -352,7 +354,7 @@ export class PaperVenue implements Venue {
 
     let id: string;
     try {
-      id = orderHash({ ...order, tokenId }, { chainId: this.chainId, negRisk: market.neg_risk, version: market.version });
+      id = input.venue_order_id ?? orderHash({ ...order, tokenId }, { chainId: this.chainId, negRisk: market.neg_risk, version: market.version });
     } catch (err) {
       return { ok: false, error: (err as Error).message };
     }

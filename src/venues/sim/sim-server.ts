@@ -47,11 +47,11 @@
  * trade_fail_ratio act on the channels (sim-channels.ts).
  */
 
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { resolve } from "node:path";
 import { fromUnits } from "../../domain/units.ts";
 import { END_CURSOR, INITIAL_CURSOR } from "../clob/clob-venue.ts";
-import { verifyL2Signature } from "../clob/l2-auth.ts";
+import { decodeSecret } from "../clob/l2-auth.ts";
 import { SIZE_DECIMALS } from "../markets-file.ts";
 import { type PaperOrder, PaperVenue, type PaperVenueOptions } from "../paper/paper-venue.ts";
 import type { Market, OrderMessage, OrderType } from "../venue.ts";
@@ -193,7 +193,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     if (!cred) return json({ error: UNAUTHORIZED }, 401);
     if (cred.passphrase && h.get("POLY_PASSPHRASE") !== cred.passphrase) return json({ error: UNAUTHORIZED }, 401);
     if (cred.address && (h.get("POLY_ADDRESS") ?? "").toLowerCase() !== cred.address.toLowerCase()) return json({ error: UNAUTHORIZED }, 401);
-    const ok = verifyL2Signature({ secret: cred.api_secret, timestamp: ts, method: req.method, path, body: raw, signature: sig });
+    const ok = verifyL2(cred, `${ts}${req.method}${path}${raw}`, sig);
     if (!ok) return json({ error: "Unauthorized/Invalid L2 signature" }, 401);
     return cred;
   };
@@ -212,7 +212,6 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       return { status: 500, body: { error: "Internal server error (simulated fault)" } };
     }
     const { order } = parsed;
-    const market = venue.marketForToken(BigInt(order.tokenId).toString());
     if (parsed.signature === "") {
       if (!cred.scopes.has("order:place")) return { status: 403, body: { error: "delegated order needs an API key with the order:place scope" } };
       if (cred.address && order.signer.toLowerCase() !== cred.address.toLowerCase()) {
@@ -223,6 +222,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       if (cred.address && (keyHolder ?? "").toLowerCase() !== cred.address.toLowerCase()) {
         return { status: 400, body: { error: "the order signer does not match the API key's address" } };
       }
+      const market = venue.marketForToken(BigInt(order.tokenId).toString());
       if (market) {
         const refusal = await checkSignature(order, parsed.signature, market);
         if (refusal) return { status: 400, body: { error: refusal } };
@@ -232,7 +232,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     let trades: SimTrade[];
     let r: ReturnType<PaperVenue["submit"]>;
     try {
-      r = venue.submit({ order, order_type: parsed.orderType, expiration: parsed.expiration, owner: cred.api_key });
+      r = venue.submit({ order, order_type: parsed.orderType, expiration: parsed.expiration, owner: cred.api_key, venue_order_id: id });
     } finally {
       trades = collecting;
       collecting = null;
@@ -619,7 +619,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
         }
         const route = `${req.method} ${url.pathname.startsWith("/data/order/") ? "/data/order/{id}" : url.pathname}`;
         state.routes.set(route, (state.routes.get(route) ?? 0) + 1);
-        await delay(state.faults.latency_ms, req);
+        if (state.faults.latency_ms > 0) await delay(state.faults.latency_ms, req);
         return await handleVenue(req, url);
       } catch (err) {
         return json({ error: `simulator error: ${(err as Error)?.message ?? String(err)}` }, 500);
@@ -683,6 +683,26 @@ function parsePostOrder(b: any): ParsedPost | string {
     orderType: b.orderType,
     expiration: str(o.expiration ?? b.expiration ?? "0") || "0",
   };
+}
+
+/** Each credential's HMAC key, its secret decoded once. */
+const hmacKeys = new WeakMap<SimCredential, Buffer>();
+
+/**
+ * The L2 check of research/polymarket-live.md: POLY_SIGNATURE is url-safe base64 (padding kept) of
+ * HMAC-SHA256 under the base64-decoded secret of timestamp + METHOD + path + body; either base64
+ * alphabet is accepted, compared in constant time (as the service's l2-auth.ts signs it).
+ */
+function verifyL2(cred: SimCredential, message: string, signature: string): boolean {
+  let key = hmacKeys.get(cred);
+  if (!key) hmacKeys.set(cred, (key = decodeSecret(cred.api_secret)));
+  const expected = Buffer.from(urlSafe(new Bun.CryptoHasher("sha256", key).update(message).digest("base64")));
+  const got = Buffer.from(urlSafe(signature.trim()));
+  return expected.length === got.length && timingSafeEqual(expected, got);
+}
+
+function urlSafe(b64: string): string {
+  return b64.replace(/\+/g, "-").replace(/\//g, "_");
 }
 
 function parseJson(raw: string): unknown {
