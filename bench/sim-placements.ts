@@ -7,9 +7,11 @@
  * ClobVenue signs them) --connections at a time, each key's one after another: a resting buy one tick
  * under the best bid, as bench/venue.ts's delegated phase; --rate N spaces them to N/s in all (as the
  * service's pace in that bench, where one tick of the simulator rarely sees two placements);
- * --follow user|market|none opens only those channels' sockets. Prints the simulator's CPU µs per placement
- * (user and system, from /proc) and the frames the sockets received. --rounds N repeats in new processes;
- * --cpu-prof DIR profiles the simulator (DIR/venue-sim.cpuprofile).
+ * --follow user|market|none opens only those channels' sockets; --variant unauth|refused posts requests
+ * refused before the engine (the HTTP floor); --warmup N (500) placements are not measured; --env
+ * NAME=VALUE sets the simulator's environment. Prints the simulator's CPU µs per placement (user and
+ * system, from /proc, and by thread) and the frames the sockets received. --rounds N repeats in new
+ * processes; --cpu-prof DIR profiles the simulator (DIR/venue-sim.cpuprofile).
  */
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -61,7 +63,7 @@ function threadTicks(pid: number): Map<string, number> {
   return out;
 }
 
-async function round(): Promise<{ user: number; sys: number; frames: number; rps: number }> {
+async function round(): Promise<{ user: number; sys: number; frames: number; rps: number; threads: string }> {
   const port = await freePort();
   const child = Bun.spawn(["bun", ...(cpuProf ? ["--cpu-prof", `--cpu-prof-dir=${cpuProf}`, "--cpu-prof-name=venue-sim.cpuprofile"] : []), resolve(simDir, "src/venues/sim/main.ts"), "--port", String(port)], { cwd: simDir, stdout: "pipe", stderr: "inherit", env: { ...process.env, ...simEnv } });
   const url = `http://127.0.0.1:${port}`;
