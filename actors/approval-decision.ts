@@ -4,6 +4,7 @@ import type { ActorCore } from "./actor-core.ts";
 import type { DecisionMessage, Placed, Refusal } from "./messages.ts";
 import { placeOrder } from "./place-order.ts";
 import type { ActorLimits, StoredOrder } from "./ports.ts";
+import { venueDeadline } from "../src/domain/venue-deadline.ts";
 
 export async function runApprove<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, msg: DecisionMessage<R>): Promise<Placed<R>> {
   const p = actor.requirePorts();
@@ -46,7 +47,7 @@ export async function runApprove<L extends ActorLimits, R extends StoredOrder>(a
     await start.finish({ kind: "rejected" });
     return { kind: "invalid_state", detail: "the stored order cannot be placed", orderId: id };
   }
-  const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
+  const timeout = () => ({ signal: venueDeadline(p.config.venueTimeoutMs) });
   return placeOrder(actor, { id, notionalUnits: row.notionalUnits }, start.finish, () =>
     p.credentials.withAgentCredentials(row.agentId, (credentials) =>
       p.venue.placeDelegatedOrder({ credentials, client_order_id: id, order: message, order_type: row.orderType, expiration: row.expiration }, timeout()),

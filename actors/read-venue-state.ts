@@ -1,5 +1,6 @@
 import type { ActorCore } from "./actor-core.ts";
 import type { ActorLimits, StoredOrder, VenueOrderView } from "./ports.ts";
+import { venueDeadline } from "../src/domain/venue-deadline.ts";
 
 /**
  * Reconciliation's read of an order at the venue (with the agent's credentials, or none): the venue's
@@ -15,7 +16,7 @@ export async function readVenueState<L extends ActorLimits, R extends StoredOrde
   const p = actor.requirePorts();
   try {
     const state = await p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) =>
-      p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
+      p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: venueDeadline(p.config.venueTimeoutMs) }),
     );
     return { state };
   } catch (error) {

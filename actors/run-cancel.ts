@@ -11,6 +11,7 @@ import { LOCAL_STATUSES } from "./local-statuses.ts";
 import type { Placed } from "./messages.ts";
 import type { ActorLimits, StoredOrder, VenueAuthPassThrough, VenueCancelResult, VenueOrderView } from "./ports.ts";
 import { settleOrder } from "./settle-order.ts";
+import { venueDeadline } from "../src/domain/venue-deadline.ts";
 
 export async function runCancel<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, row: R, venueAuth?: VenueAuthPassThrough): Promise<Placed<R>> {
   const p = actor.requirePorts();
@@ -32,7 +33,7 @@ export async function runCancel<L extends ActorLimits, R extends StoredOrder>(ac
   // An order left `unknown` by a time-out has no venue id yet: the venue's id is its order hash.
   const venueOrderId = row.venueOrderId ?? row.orderHash;
   if ((row.status === "open" || row.status === "unknown") && venueOrderId) {
-    const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
+    const timeout = () => ({ signal: venueDeadline(p.config.venueTimeoutMs) });
     // The database is written before the venue is called.
     const marked = await p.orders.markCancelRequested(row.id, fromStatuses("cancel_confirmed"));
     if (!marked) {
@@ -106,7 +107,7 @@ async function readVenueOrder<L extends ActorLimits, R extends StoredOrder>(
   const p = actor.requirePorts();
   try {
     const state = await p.credentials.withAgentCredentialsOrNone(agentId, (credentials) =>
-      p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
+      p.venue.getOrder({ venue_order_id: venueOrderId, credentials }, { signal: venueDeadline(p.config.venueTimeoutMs) }),
     );
     return { state };
   } catch {

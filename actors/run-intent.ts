@@ -11,6 +11,7 @@ import { buildOrder, type BuiltOrder } from "./build-order.ts";
 import type { IntentAnswer, IntentMessage } from "./messages.ts";
 import { placeOrder } from "./place-order.ts";
 import type { ActorLimits, StoredOrder, TrackedOrder } from "./ports.ts";
+import { venueDeadline } from "../src/domain/venue-deadline.ts";
 
 export async function runIntent<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, msg: IntentMessage): Promise<IntentAnswer<R>> {
   const p = actor.requirePorts();
@@ -19,7 +20,7 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
   // A sell may hand over the wallet's on-chain shares when they are more than the fills say.
   const onChain =
     msg.side === "sell" && p.balances
-      ? p.balances.heldShares(actor.profile.walletAddress, msg.marketId, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }).catch(() => null)
+      ? p.balances.heldShares(actor.profile.walletAddress, msg.marketId, { signal: venueDeadline(p.config.venueTimeoutMs) }).catch(() => null)
       : Promise.resolve(null);
   let chainHeld: bigint | null = null;
   try {
@@ -183,7 +184,7 @@ export async function runIntent<L extends ActorLimits, R extends StoredOrder>(ac
     };
   }
   const finish = actor.finishPlacement(orderId)!;
-  const timeout = () => ({ signal: AbortSignal.timeout(p.config.venueTimeoutMs) });
+  const timeout = () => ({ signal: venueDeadline(p.config.venueTimeoutMs) });
   const placed = await placeOrder(actor, { id: orderId, notionalUnits: result.order.notionalUnits }, finish, () =>
     p.credentials.withAgentCredentials(
       agentId,

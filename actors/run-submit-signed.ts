@@ -5,6 +5,7 @@ import type { ActorCore } from "./actor-core.ts";
 import type { Placed, SubmitSignedMessage } from "./messages.ts";
 import { placeOrder } from "./place-order.ts";
 import type { ActorLimits, StoredOrder } from "./ports.ts";
+import { venueDeadline } from "../src/domain/venue-deadline.ts";
 
 export async function runSubmitSigned<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, msg: SubmitSignedMessage<R>): Promise<Placed<R>> {
   const p = actor.requirePorts();
@@ -74,11 +75,11 @@ export async function runSubmitSigned<L extends ActorLimits, R extends StoredOrd
           owner: msg.venueAuth?.api_key,
           venue_auth: msg.venueAuth,
         },
-        { signal: AbortSignal.timeout(p.config.venueTimeoutMs) },
+        { signal: venueDeadline(p.config.venueTimeoutMs) },
       ),
     (venueOrderId) =>
       p.credentials.withAgentCredentialsOrNone(row.agentId, (credentials) =>
-        p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) }),
+        p.venue.cancelOrder({ venue_order_id: venueOrderId, credentials }, { signal: venueDeadline(p.config.venueTimeoutMs) }),
       ),
   );
 }

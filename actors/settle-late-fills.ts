@@ -3,6 +3,7 @@ import type { VenueCredentials } from "../src/domain/venue-credentials.ts";
 import { filledUnitsOf } from "../src/domain/venue-status.ts";
 import type { ActorCore } from "./actor-core.ts";
 import type { ActorLimits, StoredOrder } from "./ports.ts";
+import { venueDeadline } from "../src/domain/venue-deadline.ts";
 
 export async function settleLateFills<L extends ActorLimits, R extends StoredOrder>(actor: ActorCore<L, R>, orderIds: string[], credentials: VenueCredentials | undefined): Promise<void> {
   const p = actor.requirePorts();
@@ -15,7 +16,7 @@ export async function settleLateFills<L extends ActorLimits, R extends StoredOrd
         const venueOrderId = row?.venueOrderId ?? row?.orderHash;
         if (!row || !venueOrderId || row.status !== "cancelled") return;
         const state = await p.venue
-          .getOrder({ venue_order_id: venueOrderId, credentials }, { signal: AbortSignal.timeout(p.config.venueTimeoutMs) })
+          .getOrder({ venue_order_id: venueOrderId, credentials }, { signal: venueDeadline(p.config.venueTimeoutMs) })
           .catch(() => null);
         const filled = state ? filledUnitsOf(state.filled_usdc) : 0n;
         if (filled <= row.filledUnits) return;

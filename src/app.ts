@@ -204,6 +204,7 @@ export function createServices(parts: {
   });
   const fills = new FillStore(database.db, orderEvent, () => new Date(clock.now()));
   // The fills port over a fill store (the whole one, or one fenced on an agent's lease).
+  const venueCallTimers = new Map<string, ReturnType<typeof metrics.venueCallDurationSeconds.labels>>();
   const fillPort = (store: FillStore) => ({
     applyFill: (id: string, f: FillInput, decide: FillDecision) => store.applyFill(id, f, decide),
     revertFill: (id: string, ref: Parameters<FillStore["revertFill"]>[1], decide: FillDecision) => store.revertFill(id, ref, decide),
@@ -229,7 +230,10 @@ export function createServices(parts: {
         for (const f of v.failures) metrics.riskFailuresTotal.inc({ check: f.check, code: f.code });
       },
       venueCall(op) {
-        const end = metrics.venueCallDurationSeconds.startTimer({ venue: venue.name, op });
+        // The histogram's child for this label set, kept: one lookup of its labels per operation, not per call.
+        let child = venueCallTimers.get(op);
+        if (!child) venueCallTimers.set(op, (child = metrics.venueCallDurationSeconds.labels({ venue: venue.name, op })));
+        const end = child.startTimer();
         return (ok) => {
           end();
           if (!ok) metrics.venueErrorsTotal.inc({ venue: venue.name, op });

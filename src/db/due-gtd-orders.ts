@@ -1,10 +1,13 @@
 /**
  * Open payload orders with nothing filled whose GTD expiration has passed (docs/api.md, "GTD expiry of
  * payload orders"): what the GTD expiry job (src/venues/gtd-expiry.ts) hands to the sink as `expired`.
+ *
+ * Read through orders_gtd_due_idx (migration 0024), whose predicate holds only open payload GTD
+ * orders: the conditions on status, mode and order type are written as literals, so that every plan of
+ * the statement (a prepared statement's generic plan too) can use that partial index.
  */
-import { and, asc, eq, ne, sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "./database.ts";
-import { orders } from "./schema.ts";
 
 export interface DueGtdOrder {
   id: string;
@@ -15,21 +18,25 @@ export interface DueGtdOrder {
   expiration: number;
 }
 
+const EXPIRATION = sql.raw(`(CASE WHEN "expiration" ~ '^[0-9]{1,15}$' THEN "expiration"::bigint END)`);
+
+/** The statement, with its two parameters (tests read its plan). */
+export function dueGtdStatement(nowSec: SQL, limit: SQL): SQL {
+  return sql`select "id", "agent_id", "order_hash", "venue_order_id", "expiration" from "orders"
+    where "status" = 'open' and "mode" = 'payload' and "order_type" = 'GTD'
+      and ${EXPIRATION} <= ${nowSec} and "filled_units" = 0
+    order by ${EXPIRATION}, "id"
+    limit ${limit}`;
+}
+
 export async function dueGtdPayloadOrders(db: Db, nowSec: number, limit = 500): Promise<DueGtdOrder[]> {
-  const rows = await db
-    .select({ id: orders.id, agentId: orders.agentId, orderHash: orders.orderHash, venueOrderId: orders.venueOrderId, expiration: orders.expiration })
-    .from(orders)
-    .where(
-      and(
-        eq(orders.status, "open"),
-        eq(orders.mode, "payload"),
-        eq(orders.orderType, "GTD"),
-        eq(orders.filledUnits, 0n),
-        ne(orders.expiration, "0"),
-        sql`${orders.expiration} ~ '^[0-9]{1,15}$' and cast(${orders.expiration} as bigint) <= ${nowSec}`,
-      ),
-    )
-    .orderBy(asc(orders.expiration), asc(orders.id))
-    .limit(limit);
-  return rows.map((r) => ({ ...r, expiration: Number(r.expiration) }));
+  const rows = (await db.execute(dueGtdStatement(sql`${nowSec}`, sql`${limit}`))) as unknown as { rows?: Record<string, unknown>[] } | Record<string, unknown>[];
+  const list = Array.isArray(rows) ? rows : (rows.rows ?? []);
+  return list.map((r) => ({
+    id: String(r.id),
+    agentId: String(r.agent_id),
+    orderHash: (r.order_hash as string | null) ?? null,
+    venueOrderId: (r.venue_order_id as string | null) ?? null,
+    expiration: Number(r.expiration),
+  }));
 }

@@ -179,6 +179,11 @@ export const orders = pgTable(
     // report sink); the venue id is null until placement, so that index costs the hot insert nothing.
     index("orders_order_hash_idx").on(t.orderHash),
     index("orders_venue_order_id_idx").on(t.venueOrderId).where(sql`${t.venueOrderId} is not null`),
+    // The GTD expiry job's read, every second (src/db/due-gtd-orders.ts): only open payload GTD orders,
+    // by their expiration as a number (migration 0024), not every open order.
+    index("orders_gtd_due_idx")
+      .on(sql`(CASE WHEN ${t.expiration} ~ '^[0-9]{1,15}$' THEN ${t.expiration}::bigint END)`, t.id)
+      .where(sql`${t.status} = 'open' AND ${t.mode} = 'payload' AND ${t.orderType} = 'GTD'`),
   ],
 );
 

@@ -33,6 +33,7 @@
  * connections alive and pools them.
  */
 
+import { deadlineMsOf } from "../../domain/venue-deadline.ts";
 import { fromUnits, numberToPlainString, toUnits } from "../../domain/units.ts";
 import {
   type BookLevel,
@@ -714,8 +715,11 @@ export class ClobVenue implements Venue {
   ): Promise<HttpResult> {
     const url = `${this.base}${path}${o.query ? `?${new URLSearchParams(o.query).toString()}` : ""}`;
     const timeoutMs = o.timeoutMs ?? this.timeoutMs;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = o.signal ? AbortSignal.any([timeout, o.signal]) : timeout;
+    // A caller's deadline that is itself a timeout no longer than ours (a placement's, a read's) bounds
+    // the call alone: a second timer and AbortSignal.any per call cost more than the call's own work.
+    const callerBound = o.signal !== undefined && o.timeoutMs === undefined && (deadlineMsOf(o.signal!) ?? Number.POSITIVE_INFINITY) <= timeoutMs;
+    const timeout = callerBound ? o.signal! : AbortSignal.timeout(timeoutMs);
+    const signal = o.signal && !callerBound ? AbortSignal.any([timeout, o.signal]) : timeout;
     const headers: Record<string, string> = { Accept: "application/json", ...o.headers };
     if (o.body !== undefined) headers["Content-Type"] = "application/json";
     try {
@@ -735,7 +739,8 @@ export class ClobVenue implements Venue {
       return result;
     } catch (err) {
       let why: string;
-      if (o.signal?.aborted) why = "aborted by the caller";
+      if (callerBound && timeout.aborted && timeout.reason instanceof DOMException && timeout.reason.name === "TimeoutError") why = `no answer within ${timeoutMs} ms`;
+      else if (o.signal?.aborted) why = "aborted by the caller";
       else if (timeout.aborted) why = `no answer within ${timeoutMs} ms`;
       else why = `connection failed (${(err as Error)?.message ?? String(err)})`;
       throw new VenueUnavailableError(`${method} ${path}: ${why}`, { cause: err });
@@ -787,7 +792,11 @@ function filledUsdcOf(j: Record<string, any>): string {
   }
 }
 
+/** A decimal already in fromUnits' form with at most 6 places ("12", "0.5", "3.141592"): what the venue's answers carry. */
+const CANONICAL_DECIMAL = /^(?:0|[1-9]\d{0,14})(?:\.\d{0,5}[1-9])?$/;
+
 function decimalOrNull(v: unknown): string | null {
+  if (typeof v === "string" && CANONICAL_DECIMAL.test(v)) return v;
   if (typeof v !== "string" && typeof v !== "number") return null;
   try {
     return fromUnits(toUnits(typeof v === "number" ? numberToPlainString(v) : v, 6, "floor"));

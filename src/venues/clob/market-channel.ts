@@ -370,7 +370,7 @@ export class MarketChannel {
       if (!side) continue;
       let size: bigint;
       try {
-        size = toUnits(ch.size, 18, "floor");
+        size = ZERO_SIZE.test(ch.size) ? 0n : toUnits(ch.size, 18, "floor");
       } catch {
         continue;
       }
@@ -382,13 +382,26 @@ export class MarketChannel {
   }
 }
 
+/** Price texts read so far and their keys: a market's prices are a few hundred texts ("0.45", "0.455"). */
+const priceKeys = new Map<string, bigint | null>();
+const MAX_PRICE_KEYS = 10_000;
+
+/** A size of zero ("0", "0.00"): the level is gone. */
+const ZERO_SIZE = /^0+(?:\.0*)?$/;
+
 function priceKey(p: unknown): bigint | null {
   if (typeof p !== "string") return null;
+  const known = priceKeys.get(p);
+  if (known !== undefined) return known;
+  let key: bigint | null;
   try {
-    return toUnits(p, 18, "floor");
+    key = toUnits(p, 18, "floor");
   } catch {
-    return null;
+    key = null;
   }
+  if (priceKeys.size >= MAX_PRICE_KEYS) priceKeys.clear();
+  priceKeys.set(p, key);
+  return key;
 }
 
 function levelsOf(arr: unknown): Map<bigint, BookLevel> {
