@@ -43,6 +43,7 @@ import { ordersModule } from "./modules/orders/index.ts";
 import { OrderRepository, type OrderRow } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
 import { type FillDecision, type FillInput, FillStore } from "./db/fill-store.ts";
+import { SealedCredentialReads } from "./db/sealed-credential-reads.ts";
 import { ActorVenueReportSink } from "./modules/orders/venue-report-sink.ts";
 import { PositionService } from "./modules/positions/service.ts";
 import { positionsModule } from "./modules/positions/index.ts";
@@ -186,7 +187,14 @@ export function createServices(parts: {
       fenceWrites: database.kind === "postgres",
     },
   });
-  const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
+  const credentials = new CredentialsService({
+    agents,
+    venue,
+    vault: parts.vault,
+    logger,
+    confirmTimeoutMs: config.venueTimeoutMs,
+    sealedReads: new SealedCredentialReads(database.query),
+  });
   const orderRepo = new OrderRepository(database.db, {
     // Group commit: while one batch commits the next one gathers. One batch in flight on both
     // databases: on PostgreSQL two in flight (two backends) made batches of 11-12 instead of 16 at 32

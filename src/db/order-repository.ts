@@ -20,6 +20,7 @@ function placementEventOf(to: OrderStatus) {
 }
 import type { Fence } from "../../actors/lease-port.ts";
 import { fenceCheck, fenced } from "./lease-fence.ts";
+import { pgTextArray } from "./pg-text-array.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
 export type NewOrderRow = typeof orders.$inferInsert;
@@ -684,11 +685,6 @@ function pushFencePairs(params: (string | null)[], items: readonly { agentId: st
   if (!pairs) return false;
   params.push(...pairs);
   return true;
-}
-
-/** A text[] parameter's text: each element quoted (a quote or backslash escaped). */
-function pgTextArray(values: string[]): string {
-  return `{${values.map((v) => `"${v.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
 }
 
 /** A delegated placement's status write as transitionPlaced's one statement carries it. */
