@@ -426,7 +426,8 @@ export class OrderRepository {
       leaseEpoch: fence?.epoch,
       to,
       at,
-      entry: JSON.stringify([entry]),
+      // The history as inserted with the entry appended, as JSON text: the server parses neither.
+      newHistory: history === "[]" ? `[${JSON.stringify(entry)}]` : `${history.slice(0, -1)},${JSON.stringify(entry)}]`,
       venueOrderId: patch.venueOrderId,
       filledUnits: patch.filledUnits,
       history,
@@ -729,8 +730,12 @@ interface FastPlacement {
   leaseEpoch?: number;
   to: OrderStatus;
   at: Date;
-  /** The history entry, as a one-element JSON array. */
-  entry: string;
+  /**
+   * The history column the write leaves: `history` (a JSON array's text, as inserted) with the entry
+   * appended. Any other history write appends through jsonb (appendHistory), which reads this text as
+   * it reads its own; readers parse it (schema.ts, jsonText).
+   */
+  newHistory: string;
   venueOrderId: string;
   filledUnits: bigint;
   /** The history column as inserted: the row is written only while it still holds exactly that. */
@@ -743,7 +748,7 @@ const FAST_PLACEMENT_COLUMNS: readonly Column<FastPlacement>[] = [
   ["id", "text", (p) => p.id],
   ["status", "text", (p) => p.to],
   ["at", "timestamptz", (p) => time(p.at)],
-  ["entry", "text", (p) => p.entry],
+  ["new_history", "text", (p) => p.newHistory],
   ["vid", "text", (p) => p.venueOrderId],
   ["filled", "int8", (p) => p.filledUnits.toString()],
   ["history", "text", (p) => p.history],
@@ -770,7 +775,7 @@ function placedWrites(rows: number, first: number): string {
   const tuples: string[] = [];
   for (let r = 0; r < rows; r++) tuples.push(`(${FAST_PLACEMENT_COLUMNS.map(([, type]) => `$${n++}${cast(type)}`).join(", ")})`);
   return (
-    "u as (update orders o set status = v.status, updated_at = v.at, history = (o.history::jsonb || v.entry::jsonb)::text, " +
+    "u as (update orders o set status = v.status, updated_at = v.at, history = v.new_history, " +
     `venue_order_id = v.vid, filled_units = greatest(o.filled_units, v.filled) from (values ${tuples.join(", ")}) as v (${FAST_PLACEMENT_COLUMNS.map(([name]) => name).join(", ")}) ` +
     "where o.id = v.id and o.history = v.history and o.filled_units = 0 and o.venue_order_id is null " +
     "and not o.flagged_for_review and o.cancel_requested_at is null returning o.id, v.org, v.agent, v.event, v.at), " +

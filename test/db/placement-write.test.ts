@@ -181,6 +181,14 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
       expect(created).toHaveLength(1);
       expect(created[0]).toMatchObject({ type: "order", data: null, agentId, orgId });
     }
+    // A later status change appends to the history the placement wrote (JSON text, read as jsonb).
+    const cancelled = (await repo.transition(placed[0]!.id, ["open"], "cancelled", "cancelled by the client"))!;
+    expect(cancelled.history.map((h) => [h.status, h.reason])).toEqual([
+      ["submitting", "approved by the risk engine"],
+      ["open", "placed 0"],
+      ["cancelled", "cancelled by the client"],
+    ]);
+    expect(cancelled).toEqual((await repo.get(placed[0]!.id))!);
     // Placed in turn, alone or together with more new orders: as any placement.
     const more = submitting();
     const [row] = await Promise.all([repo.transitionPlaced(fresh[0]!.id, "filled", "matched", { venueOrderId: "0xm", filledUnits: 5_000_000n }), insert(repo, more)]);
