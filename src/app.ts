@@ -43,7 +43,6 @@ import { ordersModule } from "./modules/orders/index.ts";
 import { OrderRepository, type OrderRow } from "./db/order-repository.ts";
 import { OrderService } from "./modules/orders/service.ts";
 import { type FillDecision, type FillInput, FillStore } from "./db/fill-store.ts";
-import { SealedCredentialReads } from "./db/sealed-credential-reads.ts";
 import { ActorVenueReportSink } from "./modules/orders/venue-report-sink.ts";
 import { PositionService } from "./modules/positions/service.ts";
 import { positionsModule } from "./modules/positions/index.ts";
@@ -193,7 +192,8 @@ export function createServices(parts: {
     vault: parts.vault,
     logger,
     confirmTimeoutMs: config.venueTimeoutMs,
-    sealedReads: new SealedCredentialReads(database.query),
+    // Read in the statements that write the placements' orders (OrderRepository.readSealed).
+    sealedReads: { read: (agentId) => orderRepo.readSealed(agentId) },
   });
   const orderRepo = new OrderRepository(database.db, {
     // Group commit: while one batch commits the next one gathers. One batch in flight on both

@@ -30,7 +30,15 @@ type PendingOrderRow = NewOrderRow & { leaseEpoch?: number };
 /** A rejected decision as its group-commit writer carries it (the same, for its fence). */
 type PendingDecisionRow = NewDecisionRow & { leaseEpoch?: number };
 /** A write of orderWriter: a new order, or (with `query`) a delegated placement's status write. */
-type PendingWrite = { order: PendingOrderRow; placement?: undefined } | { order?: undefined; placement: FastPlacement };
+type PendingWrite =
+  | { order: PendingOrderRow; placement?: undefined; read?: undefined }
+  | { order?: undefined; placement: FastPlacement; read?: undefined }
+  | { order?: undefined; placement?: undefined; read: SealedRead };
+/** A read of an agent's sealed credentials (readSealed) carried by orderWriter: `hex` is set by its batch (null: none). */
+interface SealedRead {
+  agentId: string;
+  hex?: string | null;
+}
 /** What restoring an order that rests at the venue needs of its row (OrderRepository.restingAtVenue). */
 export type RestingOrderRow = Pick<OrderRow, "id" | "mode" | "orderType" | "expiration" | "venueOrderId" | "orderHash" | "typedData" | "filledUnits" | "createdAt">;
 
@@ -170,21 +178,44 @@ export class OrderRepository {
   private async writeBatch(items: PendingWrite[]): Promise<void> {
     const orders: PendingOrderRow[] = [];
     const placements: FastPlacement[] = [];
+    const reads: SealedRead[] = [];
     for (const w of items) {
       if (w.order) orders.push(w.order);
-      else placements.push(w.placement);
+      else if (w.placement) placements.push(w.placement);
+      else reads.push(w.read);
     }
-    if (!placements.length) return this.insertApproved(orders);
-    if (!orders.length) return this.flushPlacedFast(placements);
+    if (!reads.length && !placements.length) return this.insertApproved(orders);
+    if (!reads.length && !orders.length) return this.flushPlacedFast(placements);
     const params: (string | null)[] = [];
     for (const o of orders) pushValues(params, ORDER_COLUMNS, o);
     for (const p of placements) pushValues(params, FAST_PLACEMENT_COLUMNS, p);
     // Padded to a power of two with rows that match no order (a null id): the statement sizes stay few.
-    const padded = placedRowsFor(placements.length);
+    const padded = placements.length ? placedRowsFor(placements.length) : 0;
     for (let i = placements.length; i < padded; i++) for (let c = 0; c < FAST_PLACEMENT_COLUMNS.length; c++) params.push(null);
+    if (reads.length) params.push(pgTextArray([...new Set(reads.map((r) => r.agentId))]));
     const fenced = pushFencePairs(params, [...orders, ...placements]);
-    const rows = await this.query!(writtenStatement(orders.length, padded, fenced), params, { byIndex: true });
-    for (const [id] of rows) if (id !== null) this.placedFast.add(id);
+    const rows = await this.query!(writtenStatement(orders.length, padded, reads.length > 0, fenced), params, { byIndex: true });
+    const sealed = new Map<string, string | null>();
+    for (const [kind, key, hex] of rows) {
+      if (kind === "u" && key !== null) this.placedFast.add(key);
+      else if (kind === "c" && key !== null) sealed.set(key, hex);
+    }
+    for (const r of reads) r.hex = sealed.get(r.agentId) ?? null;
+  }
+
+  /**
+   * The agent's sealed credentials as stored when the statement reading them runs (null: none), for a
+   * delegated placement about to be sent (CredentialsService.readSealed). The read goes in orderWriter's
+   * next batch, with the new orders and placements written at that moment (a placement asks for it
+   * just after its order's insert): one statement for both, where a read of its own was one more round
+   * trip. Only with `query`; a batch without writes reads alone. The statement runs after the read was
+   * asked for, never one already under way. Its order's insert failing, the read is made again alone.
+   */
+  async readSealed(agentId: string): Promise<Uint8Array | null> {
+    if (!this.query) throw new Error("readSealed needs the database's query runner");
+    const read: SealedRead = { agentId };
+    await this.orderWriter.write({ read });
+    return read.hex ? new Uint8Array(Buffer.from(read.hex, "hex")) : null;
   }
 
   private insertApproved(items: PendingOrderRow[]): Promise<void> {
@@ -798,18 +829,27 @@ function placedRowsFor(n: number): number {
  * when the statement ends); a stale pair raises and nothing is written.
  */
 const writtenStatements = new Map<string, string>();
-function writtenStatement(orders: number, placed: number, fenced: boolean): string {
-  const key = `${orders} ${placed} ${fenced}`;
+function writtenStatement(orders: number, placed: number, reads: boolean, fenced: boolean): string {
+  const key = `${orders} ${placed} ${reads} ${fenced}`;
   let text = writtenStatements.get(key);
   if (text !== undefined) return text;
-  const plain = approvedStatement(orders);
-  // "with o as (insert into orders …) insert into events …" becomes "with o as (…), oe as (insert into events …), u as (…), e as (…)".
-  const split = plain.indexOf(") insert into events ");
-  const first = orders * ORDER_COLUMNS.length + 1;
-  const last = first + placed * FAST_PLACEMENT_COLUMNS.length;
-  text =
-    `${plain.slice(0, split)}), oe as (${plain.slice(split + 2)}), ${placedWrites(placed, first)} select id from u` +
-    (fenced ? ` where (select agent_lease_fence($${last}::text[], $${last + 1}::int8[]))` : "");
+  const ctes: string[] = [];
+  if (orders) {
+    const plain = approvedStatement(orders);
+    // "with o as (insert into orders …) insert into events …" becomes "o as (…), oe as (insert into events …)".
+    const split = plain.indexOf(") insert into events ");
+    ctes.push(`${plain.slice(5, split)})`, `oe as (${plain.slice(split + 2)})`);
+  }
+  let n = orders * ORDER_COLUMNS.length + 1;
+  if (placed) ctes.push(placedWrites(placed, n));
+  n += placed * FAST_PLACEMENT_COLUMNS.length;
+  const readAt = reads ? n++ : 0;
+  const fence = fenced ? `(select agent_lease_fence($${n}::text[], $${n + 1}::int8[]))` : "";
+  // What the statement answers: the placements it moved ('u', id) and the credentials read ('c', agent, hex).
+  const selects: string[] = [];
+  if (placed) selects.push(`select 'u', id, null from u${fence ? ` where ${fence}` : ""}`);
+  if (reads) selects.push(`select 'c', agent_id, encode(ciphertext, 'hex') from credentials where agent_id = any($${readAt}::text[])${fence && !placed ? ` and ${fence}` : ""}`);
+  text = `${ctes.length ? `with ${ctes.join(", ")} ` : ""}${selects.join(" union all ")}`;
   writtenStatements.set(key, text);
   return text;
 }

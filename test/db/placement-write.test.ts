@@ -41,8 +41,10 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
     const query: Database["query"] = async (text, params, opts) => {
       if (text.includes("u as (update orders") && text.includes("insert into orders")) combinedSent++;
       const rows = await database.query(text, params, opts);
-      if (text.includes("u as (update orders")) for (const [id] of rows) movedByOneStatement.add(id!);
-      if (text.includes("u as (update orders") && text.includes("insert into orders")) combined.push({ params, moved: rows.map(([id]) => id!) });
+      // The placements' statement answers the ids it moved; the one that also writes new orders, ('u', id).
+      const moved = text.includes("insert into orders") ? rows.filter((r) => r[0] === "u").map((r) => r[1]!) : rows.map(([id]) => id!);
+      if (text.includes("u as (update orders")) for (const id of moved) movedByOneStatement.add(id);
+      if (text.includes("u as (update orders") && text.includes("insert into orders")) combined.push({ params, moved });
       return rows;
     };
     repo = new OrderRepository(database.db, { maxInFlight: 1, run: database.run, query, orderEvent });

@@ -37,7 +37,7 @@ export interface CredentialsServiceDeps {
   /** Bound on the venue's confirmation of submitted credentials, milliseconds. */
   confirmTimeoutMs: number;
   /**
-   * Reads of the sealed credentials gathered into one statement per batch (src/db/sealed-credential-reads.ts);
+   * Reads of the sealed credentials gathered into the order writes' statements (OrderRepository.readSealed);
    * without it each read is a statement of its own (AgentStore.sealedCredentials).
    */
   sealedReads?: { read(agentId: string): Promise<Uint8Array | null> };
