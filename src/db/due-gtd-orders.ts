@@ -4,7 +4,7 @@
  */
 import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Db } from "./database.ts";
-import { orders } from "./schema.ts";
+import { ORDER_WATCH, orders } from "./schema.ts";
 
 export interface DueGtdOrder {
   id: string;
@@ -21,6 +21,8 @@ export async function dueGtdPayloadOrders(db: Db, nowSec: number, limit = 500): 
     .from(orders)
     .where(
       and(
+        // The orders at the venue (orders_watch_idx).
+        sql`${ORDER_WATCH} = 'venue'`,
         eq(orders.status, "open"),
         eq(orders.mode, "payload"),
         eq(orders.orderType, "GTD"),

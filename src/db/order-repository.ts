@@ -7,7 +7,7 @@ import type { StatusPatch } from "../domain/order-status.ts";
 import { and, asc, desc, eq, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db, QueryStatement, RunStatement } from "./database.ts";
 import { jsonbOrdered } from "./jsonb-order.ts";
-import { events, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
+import { events, ORDER_WATCH, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
 import { decodeCursor, pageOf } from "../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
 import type { NewEvent } from "./event-log.ts";
@@ -511,7 +511,7 @@ export class OrderRepository {
     return this.db
       .select({ id: orders.id, agentId: orders.agentId })
       .from(orders)
-      .where(and(eq(orders.status, "awaiting_signature"), lt(orders.signatureDeadline, now)))
+      .where(and(sql`${ORDER_WATCH} = 'sign'`, eq(orders.status, "awaiting_signature"), lt(orders.signatureDeadline, now)))
       .limit(limit);
   }
 
@@ -523,7 +523,7 @@ export class OrderRepository {
     return this.db
       .select({ id: orders.id, agentId: orders.agentId })
       .from(orders)
-      .where(and(eq(orders.status, "pending_approval"), lte(orders.approvalDeadline, now)))
+      .where(and(sql`${ORDER_WATCH} = 'approve'`, eq(orders.status, "pending_approval"), lte(orders.approvalDeadline, now)))
       .limit(limit);
   }
 
@@ -546,7 +546,7 @@ export class OrderRepository {
         createdAt: orders.createdAt,
       })
       .from(orders)
-      .where(and(eq(orders.status, "open"), inArray(orders.orderType, ["GTC", "GTD"]), isNotNull(orders.typedData)))
+      .where(and(sql`${ORDER_WATCH} = 'venue'`, eq(orders.status, "open"), inArray(orders.orderType, ["GTC", "GTD"]), isNotNull(orders.typedData)))
       .orderBy(asc(orders.createdAt), asc(orders.id));
   }
 
@@ -559,7 +559,8 @@ export class OrderRepository {
     return this.db
       .select()
       .from(orders)
-      .where(or(inArray(orders.status, ["submitting", "unknown"]), and(eq(orders.status, "open"), isNotNull(orders.cancelRequestedAt))))
+      // Every order at the venue is read (orders_watch_idx): a placement must leave the index as it is.
+      .where(and(sql`${ORDER_WATCH} = 'venue'`, or(inArray(orders.status, ["submitting", "unknown"]), and(eq(orders.status, "open"), isNotNull(orders.cancelRequestedAt)))))
       .limit(limit);
   }
 }
