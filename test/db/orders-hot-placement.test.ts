@@ -63,7 +63,7 @@ describeEachDatabase("orders: placements as HOT updates", (kind, open) => {
     expect(defs.length).toBeGreaterThanOrEqual(5);
     for (const def of defs) for (const column of PLACEMENT_WRITES) expect(def).not.toMatch(new RegExp(`\\b${column}\\b`));
     const [rel] = await rowsOf(database, sql`select array_to_string(reloptions, ',') as options from pg_class where relname = 'orders' and relkind = 'r'`);
-    expect(String(rel?.options)).toContain("fillfactor=50");
+    expect(String(rel?.options)).toContain("fillfactor=75");
   });
 
   test("watch follows the status: sign, approve, venue (a placement leaves it), none once ended", async () => {
