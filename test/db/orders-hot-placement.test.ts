@@ -84,7 +84,7 @@ describeEachDatabase("orders: placements as HOT updates", (kind, open) => {
     const approvalDue = order("pending_approval", { approvalDeadline: past });
     const stuck = order("submitting");
     // Resting orders are restored from their stored message (restingAtVenue).
-    const cancelling = order("submitting", { typedData: { domain: { name: "x", version: "1", chainId: 137, verifyingContract: "0x0" }, primaryType: "Order", message: { salt: "1" } as never } });
+    const cancelling = order("submitting", { typedData: { domain: { name: "Polymarket CTF Exchange", version: "2", chainId: 137, verifyingContract: "0x0" }, primaryType: "Order", message: { salt: "1" } as never } });
     for (const o of [expired, approvalDue, stuck, cancelling]) await insert(o);
     await repo.transitionPlaced(cancelling.id, "open", "resting", { venueOrderId: "0xc1", filledUnits: 0n });
     expect(await repo.markCancelRequested(cancelling.id, ["open"])).not.toBeNull();
