@@ -186,7 +186,15 @@ export function createServices(parts: {
       fenceWrites: database.kind === "postgres",
     },
   });
-  const credentials = new CredentialsService({ agents, venue, vault: parts.vault, logger, confirmTimeoutMs: config.venueTimeoutMs });
+  const credentials = new CredentialsService({
+    agents,
+    venue,
+    vault: parts.vault,
+    logger,
+    confirmTimeoutMs: config.venueTimeoutMs,
+    // Read in the statements that write the placements' orders (OrderRepository.readSealed).
+    sealedReads: { read: (agentId) => orderRepo.readSealed(agentId) },
+  });
   const orderRepo = new OrderRepository(database.db, {
     // Group commit: while one batch commits the next one gathers. One batch in flight on both
     // databases: on PostgreSQL two in flight (two backends) made batches of 11-12 instead of 16 at 32

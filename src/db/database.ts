@@ -33,8 +33,8 @@ export interface QueryOptions {
    * vacuum), for good. On PGlite the statement's one plan is therefore made, and kept, with sequential
    * scans off (and its generic plan forced: each call sets both for its own implicit transaction
    * only). A lookup by key equality alone needs none of this (its plan is the key's index however
-   * small the table). PostgreSQL keeps its ordinary prepared statement: autovacuum analyzes a growing
-   * table, which makes it planned again.
+   * small the table). On PostgreSQL every statement of `run` and `query` is planned so, whatever this
+   * option says: their sessions have both settings (HOT_SESSION).
    */
   byIndex?: boolean;
 }
@@ -113,7 +113,7 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
   // cost most of it). Everything else stays on drizzle and postgres-js.
   // The database is named explicitly: Bun lets PGDATABASE override the one in a URL, postgres-js does not.
   const database = decodeURIComponent(new URL(url).pathname.slice(1));
-  const hot = new SQL(url, { max: HOT_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}), ...(applicationName ? { connection: appName } : {}) });
+  const hot = new SQL(url, { max: HOT_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}), connection: { ...appName, ...HOT_SESSION } });
   /** The connection holding this process's session-level locks (lockForLife), taken out of the pool for good. */
   let lifeSession: Awaited<ReturnType<typeof client.reserve>> | null = null;
   return {
@@ -149,6 +149,18 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
  * a free one.
  */
 const HOT_POOL_SIZE = 4;
+
+/**
+ * The settings of the hot pool's sessions. Its statements find their rows by a key's index (or insert
+ * them), and each is one prepared statement per connection: its plan is made once, generic, without
+ * sequential scans. A prepared statement's first five runs are otherwise planned for their values
+ * each (custom plans), and after them too whenever a custom plan looks cheaper than the generic one,
+ * as `agent_lease_fence`'s own statements do for a batch of one or a few agents (its planning was
+ * most of its CPU); and a generic plan made while a table was small scans all of it for as long as
+ * the connection lives, unless an ANALYZE of the table (autovacuum's, when it runs) plans it again.
+ * The same as PGlite's QueryOptions.byIndex. See docs/benchmarks.md, "PostgreSQL's CPU per delegated intent".
+ */
+const HOT_SESSION = { plan_cache_mode: "force_generic_plan", enable_seqscan: "off" };
 
 async function openPglite(dir: string): Promise<Database> {
   const { PGlite, protocol } = await import("@electric-sql/pglite");

@@ -2,9 +2,10 @@
  * Open payload orders with nothing filled whose GTD expiration has passed (docs/api.md, "GTD expiry of
  * payload orders"): what the GTD expiry job (src/venues/gtd-expiry.ts) hands to the sink as `expired`.
  *
- * Read through orders_gtd_due_idx (migration 0024), whose predicate holds only open payload GTD
- * orders: the conditions on status, mode and order type are written as literals, so that every plan of
- * the statement (a prepared statement's generic plan too) can use that partial index.
+ * Read through orders_gtd_due_idx (migration 0025), whose predicate holds only payload GTD orders at
+ * the venue (`watch`, migration 0024): the conditions on watch, mode and order type are written as
+ * literals, so that every plan of the statement (a prepared statement's generic plan too) can use that
+ * partial index.
  */
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "./database.ts";
@@ -23,8 +24,8 @@ const EXPIRATION = sql.raw(`(CASE WHEN "expiration" ~ '^[0-9]{1,15}$' THEN "expi
 /** The statement, with its two parameters (tests read its plan). */
 export function dueGtdStatement(nowSec: SQL, limit: SQL): SQL {
   return sql`select "id", "agent_id", "order_hash", "venue_order_id", "expiration" from "orders"
-    where "status" = 'open' and "mode" = 'payload' and "order_type" = 'GTD'
-      and ${EXPIRATION} <= ${nowSec} and "filled_units" = 0
+    where "watch" = 'venue' and "mode" = 'payload' and "order_type" = 'GTD'
+      and ${EXPIRATION} <= ${nowSec} and "status" = 'open' and "filled_units" = 0
     order by ${EXPIRATION}, "id"
     limit ${limit}`;
 }

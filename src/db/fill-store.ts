@@ -8,7 +8,7 @@ import type { OrderStatus } from "../domain/order-status.ts";
 import type { FillRecord as FillInput, FillTotals } from "../domain/fill.ts";
 import { coveredBy, reckonFills } from "../domain/fill-links.ts";
 import type { Db } from "./database.ts";
-import { events, type FillRowStatus, fills, type OrderHistoryEntry, orders } from "./schema.ts";
+import { events, type FillRowStatus, fills, ORDER_VENUE_REF, type OrderHistoryEntry, orders } from "./schema.ts";
 import type { Fence } from "../../actors/lease-port.ts";
 import { fenceCheck, fenced } from "./lease-fence.ts";
 
@@ -82,7 +82,8 @@ export class FillStore {
       if (byHash) return byHash;
     }
     if (ref.venueOrderId) {
-      const [byVenue] = await this.db.select(pick).from(orders).where(eq(orders.venueOrderId, ref.venueOrderId)).limit(1);
+      // An id that is not the order's hash (one that is was found above): orders_venue_ref_idx.
+      const [byVenue] = await this.db.select(pick).from(orders).where(sql`${ORDER_VENUE_REF} = ${ref.venueOrderId}`).limit(1);
       if (byVenue) return byVenue;
     }
     return null;

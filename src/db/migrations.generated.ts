@@ -23,7 +23,8 @@ import m20 from "../../drizzle/0020_agent_leases.sql" with { type: "text" };
 import m21 from "../../drizzle/0021_placement_fills.sql" with { type: "text" };
 import m22 from "../../drizzle/0022_idempotency_runs.sql" with { type: "text" };
 import m23 from "../../drizzle/0023_fill_twins.sql" with { type: "text" };
-import m24 from "../../drizzle/0024_gtd_due_index.sql" with { type: "text" };
+import m24 from "../../drizzle/0024_orders_hot_placement.sql" with { type: "text" };
+import m25 from "../../drizzle/0025_gtd_due_index.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
@@ -49,5 +50,6 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0021_placement_fills", when: 1795793566886, sql: m21 },
   { tag: "0022_idempotency_runs", when: 1795793567887, sql: m22 },
   { tag: "0023_fill_twins", when: 1795800000000, sql: m23 },
-  { tag: "0024_gtd_due_index", when: 1795900000000, sql: m24 },
+  { tag: "0024_orders_hot_placement", when: 1795810000000, sql: m24 },
+  { tag: "0025_gtd_due_index", when: 1795900000000, sql: m25 },
 ];

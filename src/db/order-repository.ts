@@ -7,7 +7,7 @@ import type { StatusPatch } from "../domain/order-status.ts";
 import { and, asc, desc, eq, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db, QueryStatement, RunStatement } from "./database.ts";
 import { jsonbOrdered } from "./jsonb-order.ts";
-import { events, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
+import { events, ORDER_WATCH, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
 import { decodeCursor, pageOf } from "../http/pagination.ts";
 import { BatchWriter } from "./batch-writer.ts";
 import type { NewEvent } from "./event-log.ts";
@@ -20,6 +20,7 @@ function placementEventOf(to: OrderStatus) {
 }
 import type { Fence } from "../../actors/lease-port.ts";
 import { fenceCheck, fenced } from "./lease-fence.ts";
+import { pgTextArray } from "./pg-text-array.ts";
 
 export type OrderRow = typeof orders.$inferSelect;
 export type NewOrderRow = typeof orders.$inferInsert;
@@ -28,13 +29,26 @@ export type NewDecisionRow = typeof riskDecisions.$inferInsert;
 type PendingOrderRow = NewOrderRow & { leaseEpoch?: number };
 /** A rejected decision as its group-commit writer carries it (the same, for its fence). */
 type PendingDecisionRow = NewDecisionRow & { leaseEpoch?: number };
+/** A write of orderWriter: a new order, or (with `query`) a delegated placement's status write. */
+type PendingWrite =
+  | { order: PendingOrderRow; placement?: undefined; read?: undefined }
+  | { order?: undefined; placement: FastPlacement; read?: undefined }
+  | { order?: undefined; placement?: undefined; read: SealedRead };
+/** A read of an agent's sealed credentials (readSealed) carried by orderWriter: `hex` is set by its batch (null: none). */
+interface SealedRead {
+  agentId: string;
+  hex?: string | null;
+}
 /** What restoring an order that rests at the venue needs of its row (OrderRepository.restingAtVenue). */
 export type RestingOrderRow = Pick<OrderRow, "id" | "mode" | "orderType" | "expiration" | "venueOrderId" | "orderHash" | "typedData" | "filledUnits" | "createdAt">;
 
 
 export class OrderRepository {
-  /** Approved orders, each with its approving decision. */
-  private readonly orderWriter: BatchWriter<PendingOrderRow>;
+  /**
+   * Approved orders, each with its approving decision; with `query`, delegated placements' status
+   * writes too (transitionPlaced), in the same statements (writeBatch).
+   */
+  private readonly orderWriter: BatchWriter<PendingWrite>;
   /** Rejected decisions (no order). */
   private readonly rejectionWriter: BatchWriter<PendingDecisionRow>;
   /** Placements the venue answered (submitting → open/filled/cancelled), group-committed (transitionPlaced). */
@@ -46,9 +60,9 @@ export class OrderRepository {
    * (transitionPlaced's one-statement write predicts the row from it); at most MAX_PLACING.
    */
   private readonly placing = new Map<string, { row: NewOrderRow; history: string }>();
-  /** The one-statement placement writes (transitionPlaced), group-committed. */
-  private readonly placedFastWriter: BatchWriter<FastPlacement> | null = null;
-  /** Orders the last batches of placedFastWriter moved, until their callers read it. */
+  /** Whether delegated placements' status writes are one statement per batch (transitionPlaced): with `query`. */
+  private readonly placesFast: boolean;
+  /** Orders the last batches of orderWriter's placements moved, until their callers read it. */
   private readonly placedFast = new Set<string>();
   private readonly query: QueryStatement | null;
   /** Orders this process placed, by the venue's order id and by their hash: their id and agent (placedOrder); at most MAX_PLACED_REFS. */
@@ -89,11 +103,11 @@ export class OrderRepository {
     this.orderEvent = opts.orderEvent ?? ((row) => ({ order: { id: row.id, status: row.status } }));
     this.onEvents = opts.onEvents ?? (() => {});
     const writerOpts = { maxInFlight: opts.maxInFlight, maxBatch: Math.min(opts.maxBatch ?? MAX_BATCH, MAX_BATCH), onBatch: opts.onBatch };
-    this.orderWriter = new BatchWriter<PendingOrderRow>((items) => this.insertApproved(items), writerOpts);
+    this.orderWriter = new BatchWriter<PendingWrite>((items) => this.writeBatch(items), writerOpts);
     this.rejectionWriter = new BatchWriter<PendingDecisionRow>((items) => this.insertRejections(items), writerOpts);
     this.placedWriter = new BatchWriter<PlacedTransition>((items) => this.flushPlaced(items), writerOpts);
     this.query = opts.query ?? null;
-    if (this.query) this.placedFastWriter = new BatchWriter<FastPlacement>((items) => this.flushPlacedFast(items), writerOpts);
+    this.placesFast = this.query !== null;
   }
 
   /**
@@ -106,14 +120,14 @@ export class OrderRepository {
     const fence = this.fence;
     const row = { ...order, decisionId: decision.id, decisionIntent: decision.intent, leaseEpoch: fence?.epoch };
     // A delegated order's placement is written next (transitionPlaced): its row as stored, to predict.
-    const placing = this.placedFastWriter !== null && order.status === "submitting";
+    const placing = this.placesFast && order.status === "submitting";
     if (placing) {
       if (this.placing.size >= MAX_PLACING) this.placing.delete(this.placing.keys().next().value as string);
       this.placing.set(order.id, { row, history: json(row.history)! });
       // The venue's report of the placement may come before its answer: it names the order by its hash.
       if (order.orderHash) this.rememberRef(order.orderHash.toLowerCase(), order.id, order.agentId);
     }
-    const written = this.orderWriter.write(row);
+    const written = this.orderWriter.write({ order: row });
     try {
       await (fence ? fenced(fence, () => written) : written);
     } catch (error) {
@@ -152,6 +166,58 @@ export class OrderRepository {
    * `created_at` parameter again, so each value is sent once. The text depends only on the number of
    * rows, so `run` prepares each size once per connection; MAX_BATCH bounds the sizes.
    */
+  /**
+   * One batch of orderWriter: its new orders and its placements' status writes. Either kind alone is
+   * its own statement (insertApproved, flushPlacedFast); both are one statement (writtenStatement):
+   * the placements' UPDATE and their events beside the orders' INSERTs, one fence check for all, one
+   * round trip and one commit where two were (docs/benchmarks.md, "PostgreSQL's CPU per delegated
+   * intent"). A placement is always of an order a batch before committed (its venue call waited for
+   * that), so no statement both inserts an order and places it. Should the statement fail, BatchWriter
+   * writes each item again alone: one bad write fails no other.
+   */
+  private async writeBatch(items: PendingWrite[]): Promise<void> {
+    const orders: PendingOrderRow[] = [];
+    const placements: FastPlacement[] = [];
+    const reads: SealedRead[] = [];
+    for (const w of items) {
+      if (w.order) orders.push(w.order);
+      else if (w.placement) placements.push(w.placement);
+      else reads.push(w.read);
+    }
+    if (!reads.length && !placements.length) return this.insertApproved(orders);
+    if (!reads.length && !orders.length) return this.flushPlacedFast(placements);
+    const params: (string | null)[] = [];
+    for (const o of orders) pushValues(params, ORDER_COLUMNS, o);
+    for (const p of placements) pushValues(params, FAST_PLACEMENT_COLUMNS, p);
+    // Padded to a power of two with rows that match no order (a null id): the statement sizes stay few.
+    const padded = placements.length ? placedRowsFor(placements.length) : 0;
+    for (let i = placements.length; i < padded; i++) for (let c = 0; c < FAST_PLACEMENT_COLUMNS.length; c++) params.push(null);
+    if (reads.length) params.push(pgTextArray([...new Set(reads.map((r) => r.agentId))]));
+    const fenced = pushFencePairs(params, [...orders, ...placements]);
+    const rows = await this.query!(writtenStatement(orders.length, padded, reads.length > 0, fenced), params, { byIndex: true });
+    const sealed = new Map<string, string | null>();
+    for (const [kind, key, hex] of rows) {
+      if (kind === "u" && key !== null) this.placedFast.add(key);
+      else if (kind === "c" && key !== null) sealed.set(key, hex);
+    }
+    for (const r of reads) r.hex = sealed.get(r.agentId) ?? null;
+  }
+
+  /**
+   * The agent's sealed credentials as stored when the statement reading them runs (null: none), for a
+   * delegated placement about to be sent (CredentialsService.readSealed). The read goes in orderWriter's
+   * next batch, with the new orders and placements written at that moment (a placement asks for it
+   * just after its order's insert): one statement for both, where a read of its own was one more round
+   * trip. Only with `query`; a batch without writes reads alone. The statement runs after the read was
+   * asked for, never one already under way. Its order's insert failing, the read is made again alone.
+   */
+  async readSealed(agentId: string): Promise<Uint8Array | null> {
+    if (!this.query) throw new Error("readSealed needs the database's query runner");
+    const read: SealedRead = { agentId };
+    await this.orderWriter.write({ read });
+    return read.hex ? new Uint8Array(Buffer.from(read.hex, "hex")) : null;
+  }
+
   private insertApproved(items: PendingOrderRow[]): Promise<void> {
     const params: (string | null)[] = [];
     for (const o of items) pushValues(params, ORDER_COLUMNS, o);
@@ -300,7 +366,7 @@ export class OrderRepository {
   async transitionPlaced(id: string, to: OrderStatus, reason: string, patch: { venueOrderId: string; filledUnits: bigint }): Promise<OrderRow | null> {
     const before = this.placing.get(id);
     this.placing.delete(id);
-    if (before && this.placedFastWriter) {
+    if (before && this.placesFast) {
       const row = await this.placeFast(storedRow(before.row), before.history, to, reason, patch);
       // The row changed since it was inserted (a kill, a fill reported first): the general write decides.
       return this.rememberPlaced(row ?? (await this.transition(id, fromStatuses(placementEventOf(to)), to, reason, patch)));
@@ -384,19 +450,20 @@ export class OrderRepository {
       filledUnits: patch.filledUnits > before.filledUnits ? patch.filledUnits : before.filledUnits,
     };
     const fence = this.fence;
-    const written = this.placedFastWriter!.write({
+    const written = this.orderWriter.write({ placement: {
       id: before.id,
       orgId: before.orgId,
       agentId: before.agentId,
       leaseEpoch: fence?.epoch,
       to,
       at,
-      entry: JSON.stringify([entry]),
+      // The history as inserted with the entry appended, as JSON text: the server parses neither.
+      newHistory: history === "[]" ? `[${JSON.stringify(entry)}]` : `${history.slice(0, -1)},${JSON.stringify(entry)}]`,
       venueOrderId: patch.venueOrderId,
       filledUnits: patch.filledUnits,
       history,
       event: JSON.stringify(this.orderEvent(after)),
-    });
+    } });
     await (fence ? fenced(fence, () => written) : written);
     if (!this.placedFast.delete(before.id)) return null;
     this.onEvents();
@@ -444,7 +511,7 @@ export class OrderRepository {
     return this.db
       .select({ id: orders.id, agentId: orders.agentId })
       .from(orders)
-      .where(and(eq(orders.status, "awaiting_signature"), lt(orders.signatureDeadline, now)))
+      .where(and(sql`${ORDER_WATCH} = 'sign'`, eq(orders.status, "awaiting_signature"), lt(orders.signatureDeadline, now)))
       .limit(limit);
   }
 
@@ -456,7 +523,7 @@ export class OrderRepository {
     return this.db
       .select({ id: orders.id, agentId: orders.agentId })
       .from(orders)
-      .where(and(eq(orders.status, "pending_approval"), lte(orders.approvalDeadline, now)))
+      .where(and(sql`${ORDER_WATCH} = 'approve'`, eq(orders.status, "pending_approval"), lte(orders.approvalDeadline, now)))
       .limit(limit);
   }
 
@@ -479,7 +546,7 @@ export class OrderRepository {
         createdAt: orders.createdAt,
       })
       .from(orders)
-      .where(and(eq(orders.status, "open"), inArray(orders.orderType, ["GTC", "GTD"]), isNotNull(orders.typedData)))
+      .where(and(sql`${ORDER_WATCH} = 'venue'`, eq(orders.status, "open"), inArray(orders.orderType, ["GTC", "GTD"]), isNotNull(orders.typedData)))
       .orderBy(asc(orders.createdAt), asc(orders.id));
   }
 
@@ -492,7 +559,8 @@ export class OrderRepository {
     return this.db
       .select()
       .from(orders)
-      .where(or(inArray(orders.status, ["submitting", "unknown"]), and(eq(orders.status, "open"), isNotNull(orders.cancelRequestedAt))))
+      // Every order at the venue is read (orders_watch_idx): a placement must leave the index as it is.
+      .where(and(sql`${ORDER_WATCH} = 'venue'`, or(inArray(orders.status, ["submitting", "unknown"]), and(eq(orders.status, "open"), isNotNull(orders.cancelRequestedAt)))))
       .limit(limit);
   }
 }
@@ -686,11 +754,6 @@ function pushFencePairs(params: (string | null)[], items: readonly { agentId: st
   return true;
 }
 
-/** A text[] parameter's text: each element quoted (a quote or backslash escaped). */
-function pgTextArray(values: string[]): string {
-  return `{${values.map((v) => `"${v.replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
-}
-
 /** A delegated placement's status write as transitionPlaced's one statement carries it. */
 interface FastPlacement {
   id: string;
@@ -699,8 +762,12 @@ interface FastPlacement {
   leaseEpoch?: number;
   to: OrderStatus;
   at: Date;
-  /** The history entry, as a one-element JSON array. */
-  entry: string;
+  /**
+   * The history column the write leaves: `history` (a JSON array's text, as inserted) with the entry
+   * appended. Any other history write appends through jsonb (appendHistory), which reads this text as
+   * it reads its own; readers parse it (schema.ts, jsonText).
+   */
+  newHistory: string;
   venueOrderId: string;
   filledUnits: bigint;
   /** The history column as inserted: the row is written only while it still holds exactly that. */
@@ -713,7 +780,7 @@ const FAST_PLACEMENT_COLUMNS: readonly Column<FastPlacement>[] = [
   ["id", "text", (p) => p.id],
   ["status", "text", (p) => p.to],
   ["at", "timestamptz", (p) => time(p.at)],
-  ["entry", "text", (p) => p.entry],
+  ["new_history", "text", (p) => p.newHistory],
   ["vid", "text", (p) => p.venueOrderId],
   ["filled", "int8", (p) => p.filledUnits.toString()],
   ["history", "text", (p) => p.history],
@@ -729,19 +796,64 @@ const FAST_PLACEMENT_COLUMNS: readonly Column<FastPlacement>[] = [
  * history, here and in the fill store): a `status = 'submitting'` condition would only offer the
  * planner the status index, whose entries for every order ever placed PGlite never vacuums away.
  */
-const placedStatement = memoBySize((rows) => {
-  let n = 1;
+const placedStatement = memoBySize((rows) => `with ${placedWrites(rows, 1)} select id from u`);
+
+/**
+ * placedStatement's two data-modifying WITH queries, `u` (the UPDATE, answering the rows it moved)
+ * and `e` (their events), for `rows` rows of parameters numbered from `first`.
+ */
+function placedWrites(rows: number, first: number): string {
+  let n = first;
   const tuples: string[] = [];
   for (let r = 0; r < rows; r++) tuples.push(`(${FAST_PLACEMENT_COLUMNS.map(([, type]) => `$${n++}${cast(type)}`).join(", ")})`);
   return (
-    "with u as (update orders o set status = v.status, updated_at = v.at, history = (o.history::jsonb || v.entry::jsonb)::text, " +
+    "u as (update orders o set status = v.status, updated_at = v.at, history = v.new_history, " +
     `venue_order_id = v.vid, filled_units = greatest(o.filled_units, v.filled) from (values ${tuples.join(", ")}) as v (${FAST_PLACEMENT_COLUMNS.map(([name]) => name).join(", ")}) ` +
     "where o.id = v.id and o.history = v.history and o.filled_units = 0 and o.venue_order_id is null " +
     "and not o.flagged_for_review and o.cancel_requested_at is null returning o.id, v.org, v.agent, v.event, v.at), " +
-    "e as (insert into events (org_id, agent_id, type, data, created_at) select org, agent, 'order', event::jsonb, at from u) " +
-    "select id from u"
+    "e as (insert into events (org_id, agent_id, type, data, created_at) select org, agent, 'order', event::jsonb, at from u)"
   );
-});
+}
+
+/** The rows of placements a combined statement (writtenStatement) carries for `n` placements: the next power of two. */
+function placedRowsFor(n: number): number {
+  let rows = 1;
+  while (rows < n) rows *= 2;
+  return rows;
+}
+
+/**
+ * New orders (approvedStatement's two INSERTs) and placements (placedWrites, `placed` rows of
+ * parameters after the orders') in one statement, answering the ids the placements moved; behind the
+ * fence when `fenced` (the pairs after both). The fence is the condition of the statement's own
+ * SELECT: checked before the UPDATE runs (it is what that SELECT reads) and before the INSERTs (run
+ * when the statement ends); a stale pair raises and nothing is written.
+ */
+const writtenStatements = new Map<string, string>();
+function writtenStatement(orders: number, placed: number, reads: boolean, fenced: boolean): string {
+  const key = `${orders} ${placed} ${reads} ${fenced}`;
+  let text = writtenStatements.get(key);
+  if (text !== undefined) return text;
+  const ctes: string[] = [];
+  if (orders) {
+    const plain = approvedStatement(orders);
+    // "with o as (insert into orders …) insert into events …" becomes "o as (…), oe as (insert into events …)".
+    const split = plain.indexOf(") insert into events ");
+    ctes.push(`${plain.slice(5, split)})`, `oe as (${plain.slice(split + 2)})`);
+  }
+  let n = orders * ORDER_COLUMNS.length + 1;
+  if (placed) ctes.push(placedWrites(placed, n));
+  n += placed * FAST_PLACEMENT_COLUMNS.length;
+  const readAt = reads ? n++ : 0;
+  const fence = fenced ? `(select agent_lease_fence($${n}::text[], $${n + 1}::int8[]))` : "";
+  // What the statement answers: the placements it moved ('u', id) and the credentials read ('c', agent, hex).
+  const selects: string[] = [];
+  if (placed) selects.push(`select 'u', id, null from u${fence ? ` where ${fence}` : ""}`);
+  if (reads) selects.push(`select 'c', agent_id, encode(ciphertext, 'hex') from credentials where agent_id = any($${readAt}::text[])${fence && !placed ? ` and ${fence}` : ""}`);
+  text = `${ctes.length ? `with ${ctes.join(", ")} ` : ""}${selects.join(" union all ")}`;
+  writtenStatements.set(key, text);
+  return text;
+}
 /** placedStatement behind the fence (the batch's (agent, epoch) pairs after the columns), as fencedApprovedStatement. */
 const fencedPlacedStatement = memoBySize((rows) => {
   const first = rows * FAST_PLACEMENT_COLUMNS.length;

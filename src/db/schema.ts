@@ -106,6 +106,15 @@ export const credentials = pgTable("credentials", {
 
 export type { BreakerReason, OrderStatus };
 
+/**
+ * orders.watch (migration 0024, stored, generated from the status): 'sign' while awaiting a signature,
+ * 'approve' while pending approval, 'venue' while submitting, open or unknown, null once ended. A
+ * placement (submitting to open) leaves it as it is.
+ */
+export const ORDER_WATCH = sql`"orders"."watch"`;
+/** orders.venue_ref (migration 0024, stored, generated): the venue's order id when it is not the order's hash, else null. */
+export const ORDER_VENUE_REF = sql`"orders"."venue_ref"`;
+
 /** `by`: who decided, for a person's approval or rejection (the API key id). */
 export type OrderHistoryEntry = { status: OrderStatus; at: string; reason: string | null; by?: string };
 
@@ -167,23 +176,32 @@ export const orders = pgTable(
     createdAt: ts("created_at").notNull(),
     updatedAt: ts("updated_at").notNull(),
   },
+  /*
+   * No index covers a column a delegated placement's status write changes (status, venue_order_id,
+   * history, updated_at, filled_units), in its key or its predicate: that write is a HOT update, which
+   * writes no index entry (migration 0024, docs/decisions.md "Delegated placements as HOT updates"). The
+   * queries by status and by the venue's id go through two stored generated columns of the migration,
+   * left out of this model (no row the service reads or writes carries them), which that write leaves
+   * as they are: ORDER_WATCH and ORDER_VENUE_REF.
+   */
   (t) => [
     index("orders_agent_idx").on(t.agentId, t.createdAt),
     index("orders_org_idx").on(t.orgId, t.createdAt),
-    // Status first, then the signature deadline: the expiry sweep (status awaiting_signature, deadline
-    // passed) reads only the expired entries instead of every order awaiting a signature.
-    index("orders_status_deadline_idx").on(t.status, t.signatureDeadline),
-    // Open orders whose client cancel has not been settled, for reconciliation; empty on the intent path.
-    index("orders_cancel_requested_idx").on(t.cancelRequestedAt).where(sql`${t.cancelRequestedAt} is not null and ${t.status} = 'open'`),
+    // What the service watches an order for, then its deadlines: the expiry sweeps read only the expired
+    // entries of orders awaiting a signature, and every order pending approval (as by status before);
+    // reconciliation, the paper venue's resting orders and GTD expiry the orders at the venue.
+    index("orders_watch_idx").on(ORDER_WATCH, t.signatureDeadline, t.approvalDeadline).where(sql`${ORDER_WATCH} is not null`),
     // A source of the venue's truth names an order by its EIP-712 hash or the venue's id (the venue
-    // report sink); the venue id is null until placement, so that index costs the hot insert nothing.
+    // report sink): the hash's index finds it by an id that is its hash (Polymarket's), this one by any
+    // other; both are null until placement, so they cost the hot insert nothing.
     index("orders_order_hash_idx").on(t.orderHash),
-    index("orders_venue_order_id_idx").on(t.venueOrderId).where(sql`${t.venueOrderId} is not null`),
-    // The GTD expiry job's read, every second (src/db/due-gtd-orders.ts): only open payload GTD orders,
-    // by their expiration as a number (migration 0024), not every open order.
+    index("orders_venue_ref_idx").on(ORDER_VENUE_REF).where(sql`${ORDER_VENUE_REF} is not null`),
+    // The GTD expiry job's read, every second (src/db/due-gtd-orders.ts): only payload GTD orders at the
+    // venue, by their expiration as a number (migration 0025), not every order at the venue. Its
+    // predicate names ORDER_WATCH, not the status, so a placement stays a HOT update.
     index("orders_gtd_due_idx")
       .on(sql`(CASE WHEN ${t.expiration} ~ '^[0-9]{1,15}$' THEN ${t.expiration}::bigint END)`, t.id)
-      .where(sql`${t.status} = 'open' AND ${t.mode} = 'payload' AND ${t.orderType} = 'GTD'`),
+      .where(sql`${ORDER_WATCH} = 'venue' AND ${t.mode} = 'payload' AND ${t.orderType} = 'GTD'`),
   ],
 );
 

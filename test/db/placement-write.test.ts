@@ -28,6 +28,10 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
   let n = 0;
   const leases: DbLeases[] = [];
   const movedByOneStatement = new Set<string>();
+  /** The statements that wrote new orders and placements together. */
+  const combined: { params: (string | null)[]; moved: string[] }[] = [];
+  /** How many such statements were sent (a refused one included). */
+  let combinedSent = 0;
   const orderEvent = (row: Parameters<typeof toOrderModel>[0]) => ({ order: toOrderModel(row) });
 
   beforeAll(async () => {
@@ -35,8 +39,12 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
     ({ t, agentId, orgId } = await unleasedTrader(database));
     // The orders each one-statement write moved (its answer), to tell it from the general write.
     const query: Database["query"] = async (text, params, opts) => {
+      if (text.includes("u as (update orders") && text.includes("insert into orders")) combinedSent++;
       const rows = await database.query(text, params, opts);
-      if (text.startsWith("with u as (update orders")) for (const [id] of rows) movedByOneStatement.add(id!);
+      // The placements' statement answers the ids it moved; the one that also writes new orders, ('u', id).
+      const moved = text.includes("insert into orders") ? rows.filter((r) => r[0] === "u").map((r) => r[1]!) : rows.map(([id]) => id!);
+      if (text.includes("u as (update orders")) for (const id of moved) movedByOneStatement.add(id);
+      if (text.includes("u as (update orders") && text.includes("insert into orders")) combined.push({ params, moved });
       return rows;
     };
     repo = new OrderRepository(database.db, { maxInFlight: 1, run: database.run, query, orderEvent });
@@ -145,6 +153,51 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
     expect((await orderEvents(filledFirst.id)).map((e) => (e.data as any).order.status)).toEqual(["open"]);
   });
 
+  test("new orders and placements written at the same moment: one statement; the orders stored with their creation events, each placement as alone", async () => {
+    const placed = Array.from({ length: 3 }, submitting);
+    await Promise.all(placed.map((o) => insert(repo, o)));
+    const fresh = Array.from({ length: 4 }, submitting);
+    const before = combined.length;
+    const [rows] = await Promise.all([
+      Promise.all(placed.map((o, i) => repo.transitionPlaced(o.id, "open", `placed ${i}`, { venueOrderId: `0xvenue${o.id}`, filledUnits: BigInt(i) * 1_000_000n }))),
+      Promise.all(fresh.map((o) => insert(repo, o))),
+    ]);
+    // One statement carried all seven writes.
+    expect(combined.length - before).toBe(1);
+    const statement = combined[combined.length - 1]!;
+    expect(statement.moved.sort()).toEqual(placed.map((o) => o.id).sort());
+    for (const o of fresh) expect(statement.params).toContain(o.id);
+    for (const [i, o] of placed.entries()) {
+      const stored = (await repo.get(o.id))!;
+      expect(rows[i]).toEqual(stored);
+      expect(stored).toMatchObject({ status: "open", venueOrderId: `0xvenue${o.id}`, filledUnits: BigInt(i) * 1_000_000n });
+      const evs = await orderEvents(o.id);
+      expect(evs).toHaveLength(1);
+      expect(evs[0].data).toEqual(jsonbOrdered(orderEvent(stored)) as Record<string, unknown>);
+    }
+    for (const o of fresh) {
+      const stored = (await repo.get(o.id))!;
+      expect(stored).toMatchObject({ status: "submitting", venueOrderId: null, history: o.history });
+      // The new order's event: its id, no data (rendered from the row when read).
+      const created = await database.db.select().from(events).where(eq(events.orderId, o.id));
+      expect(created).toHaveLength(1);
+      expect(created[0]).toMatchObject({ type: "order", data: null, agentId, orgId });
+    }
+    // A later status change appends to the history the placement wrote (JSON text, read as jsonb).
+    const cancelled = (await repo.transition(placed[0]!.id, ["open"], "cancelled", "cancelled by the client"))!;
+    expect(cancelled.history.map((h) => [h.status, h.reason])).toEqual([
+      ["submitting", "approved by the risk engine"],
+      ["open", "placed 0"],
+      ["cancelled", "cancelled by the client"],
+    ]);
+    expect(cancelled).toEqual((await repo.get(placed[0]!.id))!);
+    // Placed in turn, alone or together with more new orders: as any placement.
+    const more = submitting();
+    const [row] = await Promise.all([repo.transitionPlaced(fresh[0]!.id, "filled", "matched", { venueOrderId: "0xm", filledUnits: 5_000_000n }), insert(repo, more)]);
+    expect(row).toEqual((await repo.get(fresh[0]!.id))!);
+    expect(row).toMatchObject({ status: "filled", filledUnits: 5_000_000n });
+  });
+
   describe("under a lease", () => {
     test("a stale epoch writes nothing and throws LeaseLostError; the current one writes", async () => {
       const one = new DbLeases(database, { instanceId: `${kind}-place-one-${process.pid}`, ttlMs: 400, renewEveryMs: 100, log: { info: () => {}, warn: () => {} } });
@@ -172,6 +225,31 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
       expect(c.status).toBe("fulfilled");
       expect(movedByOneStatement.has(current.id)).toBe(true);
       expect((await repo.get(current.id))!).toMatchObject({ status: "open", venueOrderId: "0xcurrent" });
+
+      // The same in one statement beside new orders: the stale writes (a placement, a new order) are
+      // refused alone, the current ones written.
+      const stalePlacement = submitting();
+      const currentPlacement = submitting();
+      await insert(repo.fenced(second), stalePlacement);
+      await insert(repo.fenced(second), currentPlacement);
+      const staleNew = submitting();
+      const currentNew = submitting();
+      const before = combinedSent;
+      const outcomes = await Promise.allSettled([
+        repo.fenced(first).transitionPlaced(stalePlacement.id, "open", "resting at the venue", { venueOrderId: "0xstale2", filledUnits: 0n }),
+        repo.fenced(second).transitionPlaced(currentPlacement.id, "open", "resting at the venue", { venueOrderId: "0xcurrent2", filledUnits: 0n }),
+        insert(repo.fenced(first), staleNew),
+        insert(repo.fenced(second), currentNew),
+      ]);
+      expect(combinedSent).toBeGreaterThan(before);
+      expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled", "rejected", "fulfilled"]);
+      expect((outcomes[0] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+      expect((outcomes[2] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
+      expect((await repo.get(stalePlacement.id))!.status).toBe("submitting");
+      expect(await orderEvents(stalePlacement.id)).toHaveLength(0);
+      expect(await repo.get(staleNew.id)).toBeNull();
+      expect((await repo.get(currentPlacement.id))!).toMatchObject({ status: "open", venueOrderId: "0xcurrent2" });
+      expect((await repo.get(currentNew.id))!.status).toBe("submitting");
       await two.release(second);
     });
   });

@@ -97,6 +97,6 @@ describeEachDatabase("GTD expiry of payload orders", (kind, open) => {
       return (Array.isArray(r) ? r : (r.rows ?? [])).map((x) => String(Object.values(x)[0])).join("\n");
     });
     expect(plan).toContain("orders_gtd_due_idx");
-    expect(plan).not.toContain("orders_status_deadline_idx");
+    expect(plan).not.toContain("orders_watch_idx");
   });
 });

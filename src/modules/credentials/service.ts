@@ -36,6 +36,11 @@ export interface CredentialsServiceDeps {
   logger: Logger;
   /** Bound on the venue's confirmation of submitted credentials, milliseconds. */
   confirmTimeoutMs: number;
+  /**
+   * Reads of the sealed credentials gathered into the order writes' statements (OrderRepository.readSealed);
+   * without it each read is a statement of its own (AgentStore.sealedCredentials).
+   */
+  sealedReads?: { read(agentId: string): Promise<Uint8Array | null> };
 }
 
 const ALLOWED: ReadonlySet<string> = new Set(ALLOWED_SCOPES);
@@ -117,7 +122,7 @@ export class CredentialsService {
   async withAgentCredentials<T>(agentId: string, fn: (creds: VenueCredentials) => Promise<T>, sealedRead?: Promise<Uint8Array | null>): Promise<T | null> {
     const { agents, vault } = this.deps;
     // The address without taking the agent's lease (a hand-over under way would wait for the caller).
-    const [sealed, address] = await Promise.all([sealedRead ?? agents.store.sealedCredentials(agentId), agents.signerAddressOf(agentId)]);
+    const [sealed, address] = await Promise.all([sealedRead ?? this.readSealed(agentId), agents.signerAddressOf(agentId)]);
     if (!sealed || !address) return null;
     return vault.withOpened(sealed, async (opened) => {
       const creds: VenueCredentials = { api_key: opened.api_key, api_secret: opened.api_secret, address };
@@ -140,7 +145,7 @@ export class CredentialsService {
    * call, which must wait for that write, does not wait for the read as well.
    */
   readSealed(agentId: string): Promise<Uint8Array | null> {
-    return this.deps.agents.store.sealedCredentials(agentId);
+    return this.deps.sealedReads ? this.deps.sealedReads.read(agentId) : this.deps.agents.store.sealedCredentials(agentId);
   }
 
   /**
