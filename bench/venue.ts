@@ -81,12 +81,19 @@ interface Svc {
 const simUrl = { value: "" };
 const simPid = { value: 0 };
 const faults = async (f: Record<string, number>) => expectStatus(await call(simUrl.value, "POST", "/_sim/faults", {}, f), 200, "POST /_sim/faults");
-const venueRequests = async (): Promise<number> => {
+/** The simulator's request counts by route, WebSocket upgrades left out. */
+const venueRequests = async (): Promise<Map<string, number>> => {
   const r = await call(simUrl.value, "GET", "/_sim/stats");
-  return Object.entries(r.body.requests as Record<string, number>)
-    .filter(([k]) => !k.startsWith("GET /ws/"))
-    .reduce((a, [, n]) => a + n, 0);
+  return new Map(Object.entries(r.body.requests as Record<string, number>).filter(([k]) => !k.startsWith("GET /ws/")));
 };
+const total = (m: Map<string, number>) => [...m.values()].reduce((a, n) => a + n, 0);
+/** The routes called between two counts, "GET /book ×3, …". */
+const routesBetween = (a: Map<string, number>, b: Map<string, number>) =>
+  [...b]
+    .map(([k, n]) => [k, n - (a.get(k) ?? 0)] as const)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ×${n}`)
+    .join(", ");
 
 async function startService(name: string, env: Record<string, string>, cpuProf: string, connections: number, root?: string): Promise<Svc> {
   const db = opts.db;
@@ -139,7 +146,9 @@ async function sequential(svc: Svc, n: number, warmup: number) {
     ms.push(performance.now() - t0);
     expectStatus(r, 201, "a payload intent");
   }
-  const calls = (await venueRequests()) - before;
+  const after = await venueRequests();
+  const calls = total(after) - total(before);
+  if (calls > 0) console.log(`    ${svc.name}: venue requests during the sequential intents: ${routesBetween(before, after)}`);
   ms.sort((a, b) => a - b);
   return { p50: ms[Math.floor(n * 0.5)], p99: ms[Math.min(n - 1, Math.floor(n * 0.99))], callsPerIntent: calls / n };
 }
@@ -274,6 +283,18 @@ await runMain(async () => {
   if (wanted(o, "rest")) services.push(await startService("rest", { VENUE_WS_URL: "off" }, o.cpuProf, o.connections));
   if (o.baseline && wanted(o, "baseline")) services.push(await startService("baseline", {}, o.cpuProf, o.connections, o.baseline));
 
+  // Steady state: each delegated agent's user channel makes its start-up REST catch-up (GET /data/orders
+  // and /data/trades) once it is subscribed; those are not payload intents' calls, so the measures start
+  // after them.
+  const agents = services.reduce((a, s) => a + s.delegated.length, 0);
+  const caughtUp = performance.now() + 15_000;
+  while (((await venueRequests()).get("GET /data/trades") ?? 0) < agents) {
+    if (performance.now() > caughtUp) {
+      console.log(`  the user channels' start-up catch-ups did not all come within 15 s (${agents} expected)`);
+      break;
+    }
+    await Bun.sleep(100);
+  }
   const rows = new Map<string, { p50: number[]; p99: number[]; calls: number[]; payloadRps: number[]; delegatedRps: number[] }>();
   for (const s of services) rows.set(s.name, { p50: [], p99: [], calls: [], payloadRps: [], delegatedRps: [] });
   for (let r = 1; r <= o.rounds; r++) {
