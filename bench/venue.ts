@@ -22,9 +22,10 @@
  *          --phases sequential,payload,delegated (which measures to run)
  *          --db postgres (else PGlite) --db-prefix NAME (bench_venue: the PostgreSQL databases are NAME_<service>,
  *          dropped and created at start, dropped at the end)
+ *          --threads (the service's CPU per intent by thread: its main thread, Bun's HTTP client, JIT, GC)
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { SQL, type Subprocess } from "bun";
 import {
@@ -53,7 +54,7 @@ const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const LIMITS = { ...BENCH_LIMITS, price_band: 0.5, book_max_age_s: 86_400 };
 
 function parseArgs(argv: string[]) {
-  const o = { rounds: 3, only: [] as string[], pg: DEFAULT_PG, latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "", db: "pglite" as DatabaseKind, dbPrefix: "bench_venue" };
+  const o = { rounds: 3, only: [] as string[], pg: DEFAULT_PG, latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "", db: "pglite" as DatabaseKind, dbPrefix: "bench_venue", threads: false };
   return parseOptions(argv, o, {
     "--latency": (v) => (o.latency = Number(v())),
     "--sequential": (v) => (o.sequential = Number(v())),
@@ -65,6 +66,7 @@ function parseArgs(argv: string[]) {
     "--baseline": (v) => (o.baseline = v()),
     "--db": (v) => (o.db = v() === "postgres" ? "postgres" : "pglite"),
     "--db-prefix": (v) => (o.dbPrefix = v()),
+    "--threads": () => (o.threads = true),
   });
 }
 
@@ -183,7 +185,28 @@ async function pgBackends(svc: Svc): Promise<number[]> {
   }
 }
 
+/** CPU seconds so far of each thread of a process, by thread name (/proc/PID/task; threads of one name summed). */
+function threadSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / 100);
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // the process ended
+  }
+  return out;
+}
+
 interface Sample {
+  threads: Map<string, number>;
   svc: number;
   sim: number;
   pg: Map<number, number>;
@@ -194,6 +217,7 @@ interface Sample {
 async function sample(svc: Svc, pids: number[]): Promise<Sample> {
   const u = process.cpuUsage();
   return {
+    threads: threadSeconds(svc.child.pid),
     svc: cpuSeconds(svc.child.pid),
     sim: cpuSeconds(simPid.value),
     pg: new Map(pids.map((p) => [p, cpuSeconds(p)])),
@@ -238,6 +262,14 @@ async function throughput(svc: Svc, agents: string[], seconds: number): Promise<
   ms.sort((a, b) => a - b);
   const q = (f: number) => ms[Math.min(ms.length - 1, Math.floor(ms.length * f))] ?? Number.NaN;
   const per = (x: number) => (x / ok) * 1e6;
+  if (opts.threads) {
+    const parts = [...cpu1.threads]
+      .map(([name, t]) => [name, per(t - (c0.threads.get(name) ?? 0))] as const)
+      .filter(([, us]) => us >= 1)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, us]) => `${name} ${us.toFixed(0)}`);
+    console.log(`    ${svc.name}: the service's threads, CPU µs per intent: ${parts.join(", ")}`);
+  }
   return {
     rps: ok / seconds,
     svcUs: per(cpu1.svc - c0.svc),
