@@ -121,10 +121,16 @@ export class DbLeases implements LeasePort {
    * the records of its earlier run at start-up anyway (and test apps that share one name in one process
    * do not end each other's lives by stopping).
    */
-  private async registerInstance(): Promise<void> {
+  private async registerInstance(renewed: string[] = []): Promise<void> {
+    // Never past the leases just renewed: once another instance may take this one's agents (their
+    // leases lapsed), this registration has lapsed too, so a paused process's runs of this life write
+    // nothing more (idempotency-store.ts), however the renewal's two statements were spaced.
+    const until = renewed.length
+      ? sql`least(clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond', (select min(expires_at) from agent_leases where owner = ${this.instanceId} and agent_id = any(string_to_array(${renewed.join(",")}, ','))))`
+      : sql`clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond'`;
     const rows = rowsOf(
       await this.database.db.execute(
-        sql`insert into service_instances (id, started_at, expires_at) values (${this.instanceId}, clock_timestamp(), clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond')
+        sql`insert into service_instances (id, started_at, expires_at) values (${this.instanceId}, clock_timestamp(), ${until})
             on conflict (id) do update set expires_at = excluded.expires_at,
               started_at = case when service_instances.expires_at < clock_timestamp() and service_instances.expires_at <> '-infinity'::timestamptz
                                 then excluded.started_at else service_instances.started_at end
@@ -241,15 +247,19 @@ export class DbLeases implements LeasePort {
     try {
       // Leases are renewed first, then what was not renewed expires: a renewal that comes late (a
       // stalled event loop) but finds the lease still this instance's, at the same epoch, keeps it.
+      // The instance's row is registered after its leases, and never to outlive them (registerInstance).
       const ids = [...this.held.keys()];
-      await this.registerInstance();
-      if (!ids.length) return;
+      if (!ids.length) {
+        await this.registerInstance();
+        return;
+      }
       const rows = rowsOf(
         await this.database.db.execute(
           sql`update agent_leases set expires_at = clock_timestamp() + ${this.opts.ttlMs} * interval '1 millisecond'
               where owner = ${this.instanceId} and agent_id = any(string_to_array(${ids.join(",")}, ',')) returning agent_id, epoch`,
         ),
       );
+      await this.registerInstance(rows.map((r) => String(r.agent_id)));
       const renewed = new Map(rows.map((r) => [String(r.agent_id), Number(r.epoch)]));
       for (const id of ids) {
         const lease = this.held.get(id);

@@ -130,6 +130,33 @@ describeEachDatabase("agent leases and their fence", (kind, open) => {
     await one.release(third!);
   });
 
+  test("a renewal never leaves the instance's registration outliving the leases it renewed (a paused process's runs end no later than its leases)", async () => {
+    const three = holder("three", 1500);
+    const lease = await three.acquire(agentId, { waitMs: 3000, ask: true });
+    expect(lease).not.toBeNull();
+    const instance = `${kind}-three-${process.pid}`;
+    const registrationWithinLease = async (q: { execute: typeof database.db.execute }) => {
+      const rows = (await q.execute(
+        sql`select (select expires_at from service_instances where id = ${instance}) <= (select expires_at from agent_leases where agent_id = ${agentId} and owner = ${instance}) as ok`,
+      )) as unknown as { rows?: { ok: boolean }[] } & { ok: boolean }[];
+      return (rows.rows ?? rows)[0]?.ok;
+    };
+    // Several renewals (every 100 ms): after each, the registration expires no later than the lease.
+    for (let i = 0; i < 3; i++) {
+      await Bun.sleep(130);
+      expect(await registrationWithinLease(database.db)).toBe(true);
+    }
+    // A renewal stalled between its statements (here: the lease row held locked for three renewal
+    // periods, as a process paused there would leave it): the registration is not extended past it.
+    const during = await database.db.transaction(async (tx) => {
+      await tx.execute(sql`select agent_id from agent_leases where agent_id = ${agentId} for update`);
+      await Bun.sleep(350);
+      return registrationWithinLease(tx);
+    });
+    expect(during).toBe(true);
+    await three.release(lease!);
+  });
+
   test("a holder whose lease was taken over while it did not renew (a paused process) learns it at its next renewal", async () => {
     const one = holder("one", 300);
     const two = holder("two", 300);
