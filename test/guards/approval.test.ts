@@ -197,6 +197,10 @@ describeEachDatabase("approval above a threshold", (_kind, database) => {
   });
 
   test("approve vs expiry at the same instant: exactly one wins, and the reservation matches the winner", async () => {
+    // The rounds move the clock by TTL_S each (12 minutes in all), and the daily volume is per UTC day:
+    // started within an hour of midnight, they begin at 01:00 the next day instead.
+    const DAY_MS = 86_400_000;
+    if (DAY_MS - (clock.now() % DAY_MS) < 3_600_000) clock.t = Math.ceil(clock.now() / DAY_MS) * DAY_MS + 3_600_000;
     const tr = await approver();
     const outcomes: string[] = [];
     for (let i = 0; i < 12; i++) {
