@@ -91,15 +91,21 @@ describeEachDatabase("sealed credential reads", (kind, open) => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let calls = 0;
+    let firstRead!: () => void;
+    const firstHasRead = new Promise<void>((r) => (firstRead = r));
     const slow: QueryStatement = async (text, params, opts) => {
-      calls++;
+      const n = ++calls;
       const rows = await query(text, params, opts);
-      if (calls === 1) await gate;
+      if (n === 1) {
+        firstRead();
+        await gate;
+      }
       return rows;
     };
     const repo = repoWith(slow);
     const first = repo.readSealed(agent(0));
-    while (calls === 0) await new Promise((r) => setImmediate(r));
+    // The first statement has read (not only been sent) before the credentials change.
+    await firstHasRead;
     await database.db.execute(sql`update credentials set ciphertext = ${bytes(9)} where agent_id = ${agent(0)}`);
     const second = repo.readSealed(agent(0));
     await new Promise((r) => setTimeout(r, 20));
