@@ -15,7 +15,7 @@ import { RateLimiter } from "./http/rate-limit.ts";
 import { requestId } from "./http/request-id.ts";
 import { errorHandler } from "./http/error-handler.ts";
 import { noNul } from "./http/no-nul.ts";
-import { IdempotencyStore } from "./http/idempotency-store.ts";
+import { IdempotencyStore } from "./db/idempotency-store.ts";
 import type { CredentialVault } from "./crypto/credential-vault.ts";
 import { agentsModule } from "./modules/agents/index.ts";
 import { AgentService } from "./modules/agents/service.ts";

@@ -329,7 +329,7 @@ export const idempotencyKeys = pgTable(
     owner: text("owner"),
     /**
      * The run holding the record (a token written by the claim and by each resume): the run's later
-     * writes of the record are conditional on it (migration 0022, src/http/idempotency-store.ts).
+     * writes of the record are conditional on it (migration 0022, src/db/idempotency-store.ts).
      */
     run: text("run"),
     /**

@@ -18,7 +18,7 @@ import { keccak256 } from "./keccak256.ts";
 import { domainSeparatorOf, orderStructHashBytes, typedDataDigest } from "./order-hash.ts";
 import { ORDER_TYPE_STRING, type OrderDomain } from "./order-typed-data.ts";
 import { checkRecoverableSignature, type SignatureCheck } from "./verify-order-signature.ts";
-import type { OrderMessage } from "../venues/venue.ts";
+import type { OrderMessage } from "../domain/order-message.ts";
 
 const UTF8 = new TextEncoder();
 const ORDER_TYPE_BYTES = UTF8.encode(ORDER_TYPE_STRING);

@@ -7,7 +7,7 @@
 import { verifyDepositWalletSignature } from "./deposit-wallet-signature.ts";
 import type { OrderDomain } from "./order-typed-data.ts";
 import { type SignatureCheck, verifyOrderSignature } from "./verify-order-signature.ts";
-import type { OrderMessage } from "../venues/venue.ts";
+import type { OrderMessage } from "../domain/order-message.ts";
 
 export function verifySignedOrder(args: {
   domain: Pick<OrderDomain, "chainId" | "version" | "verifyingContract">;

@@ -7,10 +7,14 @@
 import { Elysia } from "elysia";
 import { timingSafeEqual } from "node:crypto";
 import { NotFoundError, RateLimitedError, UnauthenticatedError } from "../errors/errors.ts";
-import type { ApiKeyService } from "../modules/api-keys/service.ts";
 import type { Caller } from "./caller.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { requestMeta } from "./request-meta.ts";
+
+/** What the macro needs of the API keys (src/modules/api-keys/service.ts): the key a secret names, null when unknown or revoked. */
+export interface ApiKeyAuthenticator {
+  authenticate(key: string): Promise<{ keyId: string; orgId: string; agentId: string | null } | null>;
+}
 
 /** Asked for the caller of a request without X-API-Key (x402, src/modules/payments): null when it does not apply. */
 export interface PaidCallerHook {
@@ -26,7 +30,7 @@ function remember(request: Request, caller: Caller): Caller {
 
 type WithAuth = Request & Record<symbol, Promise<Caller> | Caller | undefined>;
 
-export function authPlugin(deps: { apiKeys: ApiKeyService; adminToken: string | null; rateLimiter: RateLimiter; payments?: PaidCallerHook }) {
+export function authPlugin(deps: { apiKeys: ApiKeyAuthenticator; adminToken: string | null; rateLimiter: RateLimiter; payments?: PaidCallerHook }) {
   const admin = deps.adminToken ? Buffer.from(deps.adminToken) : null;
 
   /**

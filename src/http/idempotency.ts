@@ -17,7 +17,7 @@ import { Elysia } from "elysia";
 import { IdempotencyConflictError, InternalError, InvalidRequestError } from "../errors/errors.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Caller } from "./caller.ts";
-import type { IdempotencyStore } from "./idempotency-store.ts";
+import type { IdempotencyRecords } from "../domain/idempotency-records.ts";
 import { requestMeta } from "./request-meta.ts";
 import { requestLostLease } from "./request-lease.ts";
 
@@ -69,7 +69,7 @@ function recordKeyOf(request: Request, caller: Caller | undefined): RecordKey | 
  * used (src/modules/payments/payment-service.ts), before the request's caller is settled; the request
  * must then still be answered by the replay itself (RequestMeta.replayOnly), not run.
  */
-export async function hasStoredAnswer(store: IdempotencyStore, request: Request, caller: Caller): Promise<boolean> {
+export async function hasStoredAnswer(store: IdempotencyRecords, request: Request, caller: Caller): Promise<boolean> {
   let k: RecordKey | null;
   try {
     k = recordKeyOf(request, caller);
@@ -93,7 +93,7 @@ export interface InterruptedAnswer {
  */
 export type ResolveInterrupted = (request: Request, body: string, reservedId: string | null) => Promise<InterruptedAnswer | null | "run_fresh">;
 
-export function idempotency(deps: { store: IdempotencyStore; logger: Logger; resolveInterrupted?: ResolveInterrupted }) {
+export function idempotency(deps: { store: IdempotencyRecords; logger: Logger; resolveInterrupted?: ResolveInterrupted }) {
   const { store, logger } = deps;
   return new Elysia({ name: "idempotency" })
     .onBeforeHandle({ as: "global" }, async ({ request, set }) => {

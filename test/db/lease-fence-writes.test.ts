@@ -4,7 +4,7 @@
  * (applyFill, revertFill) and rejected decisions change nothing under a stale epoch and throw
  * LeaseLostError, the current epoch's go through, and the stale holder is told it lost the lease.
  * Idempotency-Key records: a run's writes of its record are conditional on the record still being
- * that run's (src/http/idempotency-store.ts), so a run that was paused or lost its lease while a
+ * that run's (src/db/idempotency-store.ts), so a run that was paused or lost its lease while a
  * retry resolved the record changes nothing of it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -15,7 +15,7 @@ import type { Database } from "../../src/db/database.ts";
 import { FillStore, type FillDecision, type FillInput } from "../../src/db/fill-store.ts";
 import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository.ts";
 import { events, fills, idempotencyKeys, orders, riskDecisions } from "../../src/db/schema.ts";
-import { IdempotencyStore } from "../../src/http/idempotency-store.ts";
+import { IdempotencyStore } from "../../src/db/idempotency-store.ts";
 import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase, rowsOf } from "../support/databases.ts";
 import { newTrader } from "../support/payload.ts";

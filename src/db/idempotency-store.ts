@@ -15,8 +15,9 @@
  * "Idempotency-Key records across a lease loss").
  */
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
-import type { Db } from "../db/database.ts";
-import { idempotencyKeys, serviceInstances } from "../db/schema.ts";
+import type { Db } from "./database.ts";
+import { idempotencyKeys, serviceInstances } from "./schema.ts";
+import type { Claim, IdempotencyRecords } from "../domain/idempotency-records.ts";
 import { newId } from "../domain/ids.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -32,14 +33,8 @@ const INTERRUPTED = -1;
 const OWNER_ALIVE = sql`exists (select 1 from ${serviceInstances} s where s.id = ${idempotencyKeys.owner} and s.expires_at > clock_timestamp()
   and (${idempotencyKeys.ownerLife} is null or s.started_at = ${idempotencyKeys.ownerLife}))`;
 
-export type Claim =
-  | { kind: "claimed"; reservedId: string; run: string }
-  | { kind: "interrupted"; reservedId: string | null }
-  | { kind: "replay"; status: number; body: string; contentType: string }
-  | { kind: "conflict" }
-  | { kind: "in_progress" };
 
-export class IdempotencyStore {
+export class IdempotencyStore implements IdempotencyRecords {
   private lastSweep = 0;
   /** `owner`: this instance's id (INSTANCE_ID), stored on the records it claims. */
   constructor(
