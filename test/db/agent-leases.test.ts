@@ -16,6 +16,7 @@ import { agents, orders } from "../../src/db/schema.ts";
 import { DbAgentStore } from "../../src/modules/agents/agent-store.ts";
 import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
+import { orderRow } from "../support/order-row.ts";
 import { unleasedTrader } from "../support/unleased-trader.ts";
 
 const quiet = { info: () => {}, warn: () => {} };
@@ -46,34 +47,9 @@ describeEachDatabase("agent leases and their fence", (kind, open) => {
   });
 
   const order = (over: Partial<NewOrderRow> = {}): NewOrderRow => {
-    const at = new Date();
     const id = `ord_lease${kind}${process.pid}x${++n}`;
-    return {
-      id,
-      orgId,
-      agentId,
-      mode: "payload",
-      marketId: "1234",
-      conditionId: "0xc0",
-      side: "buy",
-      sizeUnits: 10_000_000n,
-      price: "0.5",
-      notionalUnits: 5_000_000n,
-      orderType: "GTC",
-      expiration: "0",
-      status: "awaiting_signature",
-      orderHash: `0x${"cd".repeat(32)}`,
-      typedData: null,
-      signatureDeadline: null,
-      venueOrderId: null,
-      clientOrderId: null,
-      decisionId: `dec_${id}`,
-      tradingDay: at.toISOString().slice(0, 10),
-      history: [{ status: "awaiting_signature", at: at.toISOString(), reason: "test" }],
-      createdAt: at,
-      updatedAt: at,
-      ...over,
-    };
+    const none = { typedData: null, signatureDeadline: null, venueOrderId: null, clientOrderId: null };
+    return orderRow({ id, orgId, agentId, status: "awaiting_signature", orderHash: `0x${"cd".repeat(32)}`, ...none, decisionId: `dec_${id}`, ...over });
   };
   const decision = (o: NewOrderRow) => ({ id: o.decisionId!, orgId, agentId, approved: true, intent: {}, failures: [], checks: [], orderId: o.id, createdAt: o.createdAt! });
   const exists = async (id: string) => (await database.db.select({ id: orders.id }).from(orders).where(eq(orders.id, id))).length === 1;

@@ -13,11 +13,12 @@ import { LeaseLostError } from "../../actors/lease-port.ts";
 import { DbLeases } from "../../src/db/agent-leases.ts";
 import type { Database } from "../../src/db/database.ts";
 import { FillStore, type FillDecision, type FillInput } from "../../src/db/fill-store.ts";
-import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository.ts";
+import { OrderRepository } from "../../src/db/order-repository.ts";
 import { events, fills, idempotencyKeys, orders, riskDecisions } from "../../src/db/schema.ts";
 import { IdempotencyStore } from "../../src/db/idempotency-store.ts";
 import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase, rowsOf } from "../support/databases.ts";
+import { orderRow } from "../support/order-row.ts";
 import { newTrader } from "../support/payload.ts";
 import { unleasedTrader } from "../support/unleased-trader.ts";
 
@@ -65,33 +66,9 @@ describeEachDatabase("writes fenced on the agent's lease beside the orders'", (k
   }
 
   const openOrder = async (): Promise<string> => {
-    const at = new Date();
     const id = `ord_fw${kind}${process.pid}x${++n}`;
-    const row: NewOrderRow = {
-      id,
-      orgId,
-      agentId,
-      mode: "payload",
-      marketId: "1234",
-      conditionId: "0xc0",
-      side: "buy",
-      sizeUnits: 10_000_000n,
-      price: "0.5",
-      notionalUnits: 5_000_000n,
-      orderType: "GTC",
-      expiration: "0",
-      status: "open",
-      orderHash: `0x${n.toString(16).padStart(64, "0")}`,
-      typedData: null,
-      signatureDeadline: null,
-      venueOrderId: `venue-${id}`,
-      clientOrderId: null,
-      decisionId: `dec_${id}`,
-      tradingDay: at.toISOString().slice(0, 10),
-      history: [{ status: "open", at: at.toISOString(), reason: "test" }],
-      createdAt: at,
-      updatedAt: at,
-    };
+    const none = { typedData: null, signatureDeadline: null, clientOrderId: null };
+    const row = orderRow({ id, orgId, agentId, status: "open", orderHash: `0x${n.toString(16).padStart(64, "0")}`, ...none, venueOrderId: `venue-${id}`, decisionId: `dec_${id}` });
     await new OrderRepository(database.db, { maxInFlight: 1, run: database.run }).insert(row, {
       id: row.decisionId!,
       orgId,
@@ -101,7 +78,7 @@ describeEachDatabase("writes fenced on the agent's lease beside the orders'", (k
       failures: [],
       checks: [],
       orderId: id,
-      createdAt: at,
+      createdAt: row.createdAt!,
     });
     return id;
   };

@@ -11,6 +11,7 @@ import { orders, riskDecisions } from "../../src/db/schema.ts";
 import type { NewDecisionRow, NewOrderRow } from "../../src/db/order-repository.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase, rowsOf } from "../support/databases.ts";
+import { orderRow as newOrderRow } from "../support/order-row.ts";
 import { newTrader } from "../support/payload.ts";
 import { storedDecisions } from "../support/stored-decisions.ts";
 
@@ -30,38 +31,37 @@ describeEachDatabase("order repository batch inserts", (kind, open) => {
 
   const orderRow = (id: string, over: Partial<NewOrderRow> = {}): NewOrderRow => {
     const at = new Date(Date.UTC(2026, 10, 21, 12, 0, 0, 123));
-    return {
-      id,
-      orgId: agent.org_id,
-      agentId: agent.id,
-      mode: "payload",
-      marketId: "1234567890123456789012345678901234567890",
-      conditionId: "0xcondition",
-      side: "sell",
-      sizeUnits: 9_007_199_254_740_993n, // above 2^53: must not pass through a float
-      price: "0.473",
-      notionalUnits: 4_730_000n,
-      orderType: "GTD",
-      expiration: "1795000000",
-      status: "awaiting_signature",
-      orderHash: `0x${"ab".repeat(32)}`,
-      typedData: {
-        domain: { name: "Polymarket CTF Exchange", version: "2", chainId: 137, verifyingContract: `0x${"11".repeat(20)}` },
-        primaryType: "Order",
-        message: { salt: "42", maker: `0x${"22".repeat(20)}`, side: 1, note: `it's "quoted" \\ é` } as never,
+    const row = newOrderRow(
+      {
+        id,
+        orgId: agent.org_id,
+        agentId: agent.id,
+        marketId: "1234567890123456789012345678901234567890",
+        conditionId: "0xcondition",
+        side: "sell",
+        sizeUnits: 9_007_199_254_740_993n, // above 2^53: must not pass through a float
+        price: "0.473",
+        notionalUnits: 4_730_000n,
+        orderType: "GTD",
+        expiration: "1795000000",
+        status: "awaiting_signature",
+        orderHash: `0x${"ab".repeat(32)}`,
+        typedData: {
+          domain: { name: "Polymarket CTF Exchange", version: "2", chainId: 137, verifyingContract: `0x${"11".repeat(20)}` },
+          primaryType: "Order",
+          message: { salt: "42", maker: `0x${"22".repeat(20)}`, side: 1, note: `it's "quoted" \\ é` } as never,
+        },
+        signatureDeadline: new Date(at.getTime() + 300_000),
+        venueOrderId: null,
+        filledUnits: 17n,
+        flaggedForReview: true,
+        clientOrderId: `cli-'"\\-é-${id}`,
+        decisionId: `dec_${id}`,
+        createdAt: at,
       },
-      signatureDeadline: new Date(at.getTime() + 300_000),
-      venueOrderId: null,
-      filledUnits: 17n,
-      flaggedForReview: true,
-      clientOrderId: `cli-'"\\-é-${id}`,
-      decisionId: `dec_${id}`,
-      tradingDay: "2026-11-21",
-      history: [{ status: "awaiting_signature", at: at.toISOString(), reason: "approved by the risk engine" }],
-      createdAt: at,
-      updatedAt: at,
-      ...over,
-    };
+      "approved by the risk engine",
+    );
+    return { ...row, ...over };
   };
 
   const decisionRow = (id: string, orderId: string | null, over: Partial<NewDecisionRow> = {}): NewDecisionRow => ({

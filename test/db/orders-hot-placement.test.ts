@@ -11,6 +11,7 @@ import { FillStore } from "../../src/db/fill-store.ts";
 import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository.ts";
 import type { OrderStatus } from "../../src/db/schema.ts";
 import { describeEachDatabase, rowsOf } from "../support/databases.ts";
+import { orderRow } from "../support/order-row.ts";
 
 /** The columns a placement (submitting → open) writes: OrderRepository's placement statement. */
 const PLACEMENT_WRITES = ["status", "venue_order_id", "history", "updated_at", "filled_units"];
@@ -30,29 +31,9 @@ describeEachDatabase("orders: placements as HOT updates", (kind, open) => {
   });
 
   const order = (status: OrderStatus, extra: Partial<NewOrderRow> = {}): NewOrderRow => {
-    const at = new Date();
     const id = `ord_hot${tag}n${++n}`;
-    return {
-      id,
-      orgId: org,
-      agentId,
-      mode: "delegated",
-      marketId: "123",
-      conditionId: "0xc",
-      side: "buy",
-      sizeUnits: 1_000_000n,
-      price: "0.5",
-      notionalUnits: 500_000n,
-      orderType: "GTC",
-      expiration: "0",
-      status,
-      orderHash: `0x${tag}${n.toString(16).padStart(8, "0")}`,
-      tradingDay: at.toISOString().slice(0, 10),
-      history: [{ status, at: at.toISOString(), reason: "approved" }],
-      createdAt: at,
-      updatedAt: at,
-      ...extra,
-    };
+    const hash = `0x${tag}${n.toString(16).padStart(8, "0")}`;
+    return orderRow({ id, orgId: org, agentId, mode: "delegated", marketId: "123", conditionId: "0xc", sizeUnits: 1_000_000n, notionalUnits: 500_000n, status, orderHash: hash, ...extra }, "approved");
   };
   const insert = (o: NewOrderRow) =>
     repo.insert(o, { id: `dec_${o.id}`, orgId: org, agentId, approved: true, intent: {}, failures: [], checks: [], orderId: o.id, createdAt: o.createdAt! });

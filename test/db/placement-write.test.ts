@@ -17,6 +17,7 @@ import { events, orders } from "../../src/db/schema.ts";
 import { toOrderModel } from "../../src/modules/orders/order-view.ts";
 import type { TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
+import { orderRow } from "../support/order-row.ts";
 import { unleasedTrader } from "../support/unleased-trader.ts";
 
 describeEachDatabase("a delegated placement's status write", (kind, open) => {
@@ -54,37 +55,31 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
   });
 
   const submitting = (): NewOrderRow => {
-    const at = new Date();
     const id = `ord_place${kind}${process.pid}x${++n}${Date.now().toString(36)}`;
-    return {
-      id,
-      orgId,
-      agentId,
-      mode: "delegated",
-      marketId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
-      conditionId: "0xcondition",
-      side: "buy",
-      sizeUnits: 5_000_000n,
-      price: "0.52",
-      notionalUnits: 5_000_000n,
-      orderType: "GTC",
-      expiration: "0",
-      status: "submitting",
-      orderHash: `0x${(n + 1000).toString(16).padStart(64, "0")}`,
-      typedData: {
-        domain: { name: "Polymarket CTF Exchange", version: "2", chainId: 137, verifyingContract: `0x${"11".repeat(20)}` },
-        primaryType: "Order",
-        message: { salt: "42", maker: `0x${"22".repeat(20)}`, side: 0, makerAmount: "5000000", takerAmount: "9615384", note: `it's "quoted" \\ é` } as never,
+    return orderRow(
+      {
+        id,
+        orgId,
+        agentId,
+        mode: "delegated",
+        marketId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+        conditionId: "0xcondition",
+        sizeUnits: 5_000_000n,
+        price: "0.52",
+        status: "submitting",
+        orderHash: `0x${(n + 1000).toString(16).padStart(64, "0")}`,
+        typedData: {
+          domain: { name: "Polymarket CTF Exchange", version: "2", chainId: 137, verifyingContract: `0x${"11".repeat(20)}` },
+          primaryType: "Order",
+          message: { salt: "42", maker: `0x${"22".repeat(20)}`, side: 0, makerAmount: "5000000", takerAmount: "9615384", note: `it's "quoted" \\ é` } as never,
+        },
+        signatureDeadline: null,
+        venueOrderId: null,
+        clientOrderId: `cli-${id}`,
+        decisionId: `dec_${id}`,
       },
-      signatureDeadline: null,
-      venueOrderId: null,
-      clientOrderId: `cli-${id}`,
-      decisionId: `dec_${id}`,
-      tradingDay: at.toISOString().slice(0, 10),
-      history: [{ status: "submitting", at: at.toISOString(), reason: "approved by the risk engine" }],
-      createdAt: at,
-      updatedAt: at,
-    };
+      "approved by the risk engine",
+    );
   };
   const insert = (r: OrderRepository, o: NewOrderRow) =>
     r.insert(o, { id: o.decisionId!, orgId, agentId, approved: true, intent: { market_id: o.marketId, side: "buy", size_usdc: 5, price: 0.52 }, failures: [], checks: [], orderId: o.id, createdAt: o.createdAt! });

@@ -11,6 +11,7 @@ import { sql } from "drizzle-orm";
 import type { Database, QueryStatement } from "../../src/db/database.ts";
 import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository.ts";
 import { describeEachDatabase } from "../support/databases.ts";
+import { orderRow } from "../support/order-row.ts";
 
 describeEachDatabase("sealed credential reads", (kind, open) => {
   let database: Database;
@@ -38,29 +39,11 @@ describeEachDatabase("sealed credential reads", (kind, open) => {
   });
 
   const repoWith = (q: QueryStatement) => new OrderRepository(database.db, { maxInFlight: 1, run: database.run, query: q });
-  const submitting = (agentId: string, id = `ord_scr${tag}n${++n}`): NewOrderRow => {
-    const at = new Date();
-    return {
-      id,
-      orgId: org,
-      agentId,
-      mode: "delegated",
-      marketId: "123",
-      conditionId: "0xc",
-      side: "buy",
-      sizeUnits: 1_000_000n,
-      price: "0.5",
-      notionalUnits: 500_000n,
-      orderType: "GTC",
-      expiration: "0",
-      status: "submitting",
-      orderHash: `0x${n.toString(16).padStart(64, "0")}`,
-      tradingDay: at.toISOString().slice(0, 10),
-      history: [{ status: "submitting", at: at.toISOString(), reason: "approved" }],
-      createdAt: at,
-      updatedAt: at,
-    };
-  };
+  const submitting = (agentId: string, id = `ord_scr${tag}n${++n}`): NewOrderRow =>
+    orderRow(
+      { id, orgId: org, agentId, mode: "delegated", marketId: "123", conditionId: "0xc", sizeUnits: 1_000_000n, notionalUnits: 500_000n, status: "submitting", orderHash: `0x${n.toString(16).padStart(64, "0")}` },
+      "approved",
+    );
   const insert = (repo: OrderRepository, o: NewOrderRow) =>
     repo.insert(o, { id: `dec_${o.id}`, orgId: org, agentId: o.agentId, approved: true, intent: {}, failures: [], checks: [], orderId: o.id, createdAt: o.createdAt! });
 

@@ -4,7 +4,6 @@
  * not-yet-due orders are not. On PGlite and PostgreSQL.
  */
 import { beforeAll, expect, test } from "bun:test";
-import { randomBytes } from "node:crypto";
 import { inArray, sql } from "drizzle-orm";
 import type { Database } from "../../src/db/database.ts";
 import { dueGtdPayloadOrders, dueGtdStatement } from "../../src/db/due-gtd-orders.ts";
@@ -13,6 +12,7 @@ import { orders } from "../../src/db/schema.ts";
 import type { VenueReport } from "../../src/domain/venue-report.ts";
 import { GtdExpiry } from "../../src/venues/gtd-expiry.ts";
 import { describeEachDatabase } from "../support/databases.ts";
+import { orderRow } from "../support/order-row.ts";
 
 describeEachDatabase("GTD expiry of payload orders", (kind, open) => {
   let database: Database;
@@ -21,32 +21,22 @@ describeEachDatabase("GTD expiry of payload orders", (kind, open) => {
   });
 
   const tag = `${kind}${process.pid}${Date.now().toString(36)}`;
-  const row = (name: string, over: Partial<NewOrderRow>): NewOrderRow => {
-    const at = new Date();
-    return {
+  /** An open payload GTD order (its history says open, whatever `over` sets). */
+  const row = (name: string, over: Partial<NewOrderRow>): NewOrderRow => ({
+    ...orderRow({
       id: `ord_gtd_${tag}_${name}`,
       orgId: `org_gtd_${tag}`,
       agentId: `agt_gtd_${tag}`,
-      mode: "payload",
       marketId: "123",
       conditionId: "0xcondition",
-      side: "buy",
-      sizeUnits: 10_000_000n,
       price: "0.4",
       notionalUnits: 4_000_000n,
       orderType: "GTD",
-      expiration: "0",
-      status: "open",
-      orderHash: `0x${randomBytes(32).toString("hex")}`,
       venueOrderId: null,
       filledUnits: 0n,
-      tradingDay: at.toISOString().slice(0, 10),
-      history: [{ status: "open", at: at.toISOString(), reason: "test" }],
-      createdAt: at,
-      updatedAt: at,
-      ...over,
-    };
-  };
+    }),
+    ...over,
+  });
 
   test("due orders are reported expired once; others are not", async () => {
     const now = 1_900_000_000; // seconds

@@ -5,16 +5,15 @@
  * snapshot; at most N tokens per connection; idle tokens are dropped; PING is answered PONG.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { resolve } from "node:path";
 import { toUnits } from "../../src/domain/units.ts";
 import { ClobVenue } from "../../src/venues/clob/clob-venue.ts";
 import { MarketChannel } from "../../src/venues/clob/market-channel.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import type { Market, OrderMessage, VenueCredentials } from "../../src/venues/venue.ts";
+import { orderMessage } from "../support/order-message.ts";
 import { until } from "../support/until.ts";
+import { openSimSocket, registerSimCredentials, SIM_MARKETS_FILE } from "../support/venue-sim.ts";
 
-const FIXTURE = resolve(import.meta.dir, "../../fixtures/markets.json");
-const ZERO32 = `0x${"00".repeat(32)}` as const;
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as const;
 const CREDS: VenueCredentials = { api_key: "key-mc", api_secret: Buffer.alloc(32, 7).toString("base64url"), passphrase: "pp-mc", address: ALICE };
 
@@ -24,33 +23,16 @@ let markets: Market[];
 let yes: string;
 
 let salt = 5000;
-function msg(tokenId: string, side: "buy" | "sell", price: string, shares: string): OrderMessage {
-  const p = toUnits(price, 6);
-  const s = toUnits(shares, 6);
-  const usdc = (s * p) / 1_000_000n;
-  salt++;
-  return {
-    salt: String(salt),
-    maker: ALICE,
-    signer: ALICE,
-    tokenId,
-    makerAmount: String(side === "buy" ? usdc : s),
-    takerAmount: String(side === "buy" ? s : usdc),
-    side: side === "buy" ? 0 : 1,
-    signatureType: 0,
-    timestamp: String(Date.now() + salt),
-    metadata: ZERO32,
-    builder: ZERO32,
-  };
-}
+const msg = (tokenId: string, side: "buy" | "sell", price: string, shares: string): OrderMessage =>
+  orderMessage(tokenId, ALICE, side, price, shares, { salt: ++salt, timestamp: Date.now() + salt });
 
 const requests = async (route: string): Promise<number> => ((await (await fetch(`${sim.url}/_sim/stats`)).json()) as { requests: Record<string, number> }).requests[route] ?? 0;
 const post = (path: string, body: unknown) => fetch(`${sim.url}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
 
 beforeAll(async () => {
-  sim = startVenueSim({ port: 0, marketsFile: FIXTURE });
+  sim = startVenueSim({ port: 0, marketsFile: SIM_MARKETS_FILE });
   venue = new ClobVenue({ baseUrl: sim.url, timeoutMs: 2000, marketWsUrl: `${sim.wsUrl}/ws/market`, marketChannel: { backoffMinMs: 20, backoffMaxMs: 100 } });
-  expect((await post("/_sim/credentials", { ...CREDS, scopes: ["order:place", "order:cancel"] })).status).toBe(201);
+  await registerSimCredentials(sim, CREDS);
   markets = await venue.listMarkets();
   const m = markets.find((x) => x.accepting_orders && !x.closed && x.tick_size === "0.01")!;
   yes = m.tokens[0].token_id;
@@ -166,17 +148,13 @@ describe("live books from /ws/market", () => {
   });
 
   test("PING is answered PONG once subscribed; a PING before any subscription closes with 1008", async () => {
-    const early = new WebSocket(`${sim.wsUrl}/ws/market`);
+    const early = await openSimSocket(sim, "/ws/market", [], { read: String });
     const closed = new Promise<number>((r) => (early.onclose = (e) => r(e.code)));
-    await new Promise((r) => (early.onopen = r));
     early.send("PING");
     expect(await closed).toBe(1008);
 
-    const ws = new WebSocket(`${sim.wsUrl}/ws/market`);
     const got: string[] = [];
-    ws.onmessage = (e) => got.push(String(e.data));
-    await new Promise((r) => (ws.onopen = r));
-    ws.send(JSON.stringify({ assets_ids: [yes], type: "market" }));
+    const ws = await openSimSocket(sim, "/ws/market", got, { read: String, first: { assets_ids: [yes], type: "market" } });
     ws.send("PING");
     await until("PONG", () => got.includes("PONG"));
     const snap = JSON.parse(got[0]);

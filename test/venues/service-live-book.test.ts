@@ -6,19 +6,19 @@
  * resubscription's snapshot. On PGlite and, when TEST_DATABASE_URL is set, PostgreSQL.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { toUnits } from "../../src/domain/units.ts";
 import type { ClobVenue } from "../../src/venues/clob/clob-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import type { OrderMessage, VenueCredentials } from "../../src/venues/venue.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { agentOfWallet, clobVenueAt, TOKEN } from "./clob-service.ts";
+import { orderMessage } from "../support/order-message.ts";
 import { until } from "../support/until.ts";
+import { registerSimCredentials } from "../support/venue-sim.ts";
 
 const LIMITS = { daily_volume_usdc: 100_000, capital_usdc: 100_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, book_max_age_s: 3600, duplicate_window_s: 0 };
 const WALLET = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
 const MAKER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as const;
-const ZERO32 = `0x${"00".repeat(32)}` as const;
 
 let sim: VenueSim;
 beforeAll(() => {
@@ -31,23 +31,7 @@ afterAll(async () => {
 const requests = async (): Promise<Record<string, number>> => ((await (await fetch(`${sim.url}/_sim/stats`)).json()) as { requests: Record<string, number> }).requests;
 const post = (path: string, body: unknown) => fetch(`${sim.url}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
 let salt = 9000;
-function bid(price: string, shares: string): OrderMessage {
-  const s = toUnits(shares, 6);
-  salt++;
-  return {
-    salt: String(salt),
-    maker: MAKER,
-    signer: MAKER,
-    tokenId: TOKEN,
-    makerAmount: String((s * toUnits(price, 6)) / 1_000_000n),
-    takerAmount: String(s),
-    side: 0,
-    signatureType: 0,
-    timestamp: String(Date.now()),
-    metadata: ZERO32,
-    builder: ZERO32,
-  };
-}
+const bid = (price: string, shares: string): OrderMessage => orderMessage(TOKEN, MAKER, "buy", price, shares, { salt: ++salt, timestamp: Date.now() });
 
 describeEachDatabase("live books in the service (VENUE=clob)", (kind, database) => {
   let t: TestApp;
@@ -60,7 +44,7 @@ describeEachDatabase("live books in the service (VENUE=clob)", (kind, database) 
     venue = built.venue as ClobVenue;
     expect(venue.marketChannel).not.toBeNull();
     t = await createTestApp(await database(), { venue, env: built.env });
-    expect((await post("/_sim/credentials", { ...maker, scopes: ["order:place", "order:cancel"] })).status).toBe(201);
+    await registerSimCredentials(sim, maker);
   });
   afterAll(async () => {
     await t?.app.stop();

@@ -6,16 +6,15 @@
  * object per frame.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { resolve } from "node:path";
 import { toUnits } from "../../src/domain/units.ts";
 import { serializeCancelOrderBody, serializePostOrderBody, serializePostOrdersBody } from "../../src/venues/clob/clob-venue.ts";
 import { l2Headers } from "../../src/venues/clob/l2-auth.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import type { OrderMessage, OrderType } from "../../src/venues/venue.ts";
+import { orderMessage } from "../support/order-message.ts";
 import { until } from "../support/until.ts";
+import { openSimSocket, registerSimCredentials, SIM_MARKETS_FILE } from "../support/venue-sim.ts";
 
-const FIXTURE = resolve(import.meta.dir, "../../fixtures/markets.json");
-const ZERO32 = `0x${"00".repeat(32)}` as const;
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as const;
 const CREDS = { api_key: "key-wire", api_secret: Buffer.alloc(32, 9).toString("base64url"), passphrase: "pp-wire", address: ALICE };
 
@@ -30,25 +29,7 @@ const marketFrames: unknown[] = [];
 const userFrames: unknown[] = [];
 
 let salt = 9000;
-function msg(side: "buy" | "sell", price: string, shares: string): OrderMessage {
-  const p = toUnits(price, 6);
-  const s = toUnits(shares, 6);
-  const usdc = (s * p) / 1_000_000n;
-  salt++;
-  return {
-    salt: String(salt),
-    maker: ALICE,
-    signer: ALICE,
-    tokenId: token,
-    makerAmount: String(side === "buy" ? usdc : s),
-    takerAmount: String(side === "buy" ? s : usdc),
-    side: side === "buy" ? 0 : 1,
-    signatureType: 0,
-    timestamp: String(clock + salt),
-    metadata: ZERO32,
-    builder: ZERO32,
-  };
-}
+const msg = (side: "buy" | "sell", price: string, shares: string): OrderMessage => orderMessage(token, ALICE, side, price, shares, { salt: ++salt, timestamp: clock + salt });
 
 async function signed(method: string, path: string, body: string): Promise<any> {
   const headers = l2Headers(CREDS, { method, path, body, timestamp: Math.floor(clock / 1000) });
@@ -59,17 +40,6 @@ async function signed(method: string, path: string, body: string): Promise<any> 
 
 const place = (order: OrderMessage, order_type: OrderType = "GTC", expiration = "0") =>
   signed("POST", "/order", serializePostOrderBody({ order, signature: "", order_type, expiration, owner: CREDS.api_key }));
-
-async function openSocket(path: string, first: unknown, into: unknown[]): Promise<WebSocket> {
-  const ws = new WebSocket(`${sim.wsUrl}${path}`);
-  ws.onmessage = (e) => into.push(JSON.parse(String(e.data)));
-  await new Promise<void>((ok, fail) => {
-    ws.onopen = () => ok();
-    ws.onerror = () => fail(new Error(`${path} did not open`));
-  });
-  ws.send(JSON.stringify(first));
-  return ws;
-}
 
 /** The price_change frames received from index `from` on. */
 const priceChanges = (from: number) => marketFrames.slice(from).filter((f: any) => f?.event_type === "price_change") as any[];
@@ -82,17 +52,16 @@ async function bookLevel(side: "bids" | "asks", price: string): Promise<string |
 const tickBelow = (n: number) => ((Number(bestBid) - n * 10_000) / 1e6).toFixed(2);
 
 beforeAll(async () => {
-  sim = startVenueSim({ port: 0, marketsFile: FIXTURE, paper: { now: () => clock } });
-  const r = await fetch(`${sim.url}/_sim/credentials`, { method: "POST", body: JSON.stringify({ ...CREDS, scopes: ["order:place", "order:cancel"] }) });
-  expect(r.status).toBe(201);
+  sim = startVenueSim({ port: 0, marketsFile: SIM_MARKETS_FILE, paper: { now: () => clock } });
+  await registerSimCredentials(sim, CREDS);
   const markets = (await (await fetch(`${sim.url}/markets`)).json()) as { data: any[] };
   const m = markets.data.find((x) => x.accepting_orders && !x.closed && x.minimum_tick_size === 0.01 && !x.neg_risk)!;
   token = m.tokens[0].token_id;
   condition = m.condition_id;
   const book = (await (await fetch(`${sim.url}/book?token_id=${token}`)).json()) as { bids: { price: string }[] };
   bestBid = book.bids.map((l) => toUnits(l.price, 6)).reduce((a, b) => (a > b ? a : b));
-  market = await openSocket("/ws/market", { assets_ids: [token], type: "market" }, marketFrames);
-  user = await openSocket("/ws/user", { auth: { apiKey: CREDS.api_key, secret: CREDS.api_secret, passphrase: CREDS.passphrase }, type: "user" }, userFrames);
+  market = await openSimSocket(sim, "/ws/market", marketFrames, { first: { assets_ids: [token], type: "market" } });
+  user = await openSimSocket(sim, "/ws/user", userFrames, { first: { auth: { apiKey: CREDS.api_key, secret: CREDS.api_secret, passphrase: CREDS.passphrase }, type: "user" } });
   await until("the book snapshot", () => marketFrames.length > 0);
 });
 

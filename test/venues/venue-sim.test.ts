@@ -2,7 +2,6 @@
  * The venue simulator over real HTTP on 127.0.0.1, driven through the ClobVenue adapter.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { resolve } from "node:path";
 import { OrderType as OfficialOrderType, orderToJsonV2 } from "@polymarket/clob-client-v2";
 import { privateKeyToAccount } from "viem/accounts";
 import { buildUnsignedOrder } from "../../src/eip712/order-typed-data.ts";
@@ -12,9 +11,10 @@ import { buildL2Signature, l2Headers } from "../../src/venues/clob/l2-auth.ts";
 import { orderHash } from "../../src/venues/paper/paper-venue.ts";
 import { startVenueSim, type VenueSim } from "../../src/venues/sim/sim-server.ts";
 import { type Market, type OrderMessage, type OrderType, type VenueCredentials, VenueUnavailableError } from "../../src/venues/venue.ts";
+import { orderMessage } from "../support/order-message.ts";
+import { registerSimCredentials, SIM_MARKETS_FILE } from "../support/venue-sim.ts";
 
 const NO_FAULTS = { latency_ms: 0, cancel_latency_ms: 0, cancel_hang_ratio: 0, error_ratio: 0, cancel_error_ratio: 0, cancel_error_status: 500, cancel_retry_after_s: 0 };
-const FIXTURE = resolve(import.meta.dir, "../../fixtures/markets.json");
 const ZERO32 = `0x${"00".repeat(32)}` as const;
 const SIG = `0x${"cd".repeat(65)}` as const;
 const ALICE = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" as const;
@@ -42,37 +42,11 @@ let yes: string;
 let no: string;
 
 let salt = 1000;
-function msg(tokenId: string, signer: `0x${string}`, side: "buy" | "sell", price: string, shares: string): OrderMessage {
-  const p = toUnits(price, 6);
-  const s = toUnits(shares, 6);
-  const usdc = (s * p) / 1_000_000n;
-  salt++;
-  return {
-    salt: String(salt),
-    maker: signer,
-    signer,
-    tokenId,
-    makerAmount: String(side === "buy" ? usdc : s),
-    takerAmount: String(side === "buy" ? s : usdc),
-    side: side === "buy" ? 0 : 1,
-    signatureType: 0,
-    timestamp: String(Date.now() + salt),
-    metadata: ZERO32,
-    builder: ZERO32,
-  };
-}
+const msg = (tokenId: string, signer: `0x${string}`, side: "buy" | "sell", price: string, shares: string): OrderMessage =>
+  orderMessage(tokenId, signer, side, price, shares, { salt: ++salt, timestamp: Date.now() + salt });
 
 async function delegated(creds: VenueCredentials, price: string, shares = "10", side: "buy" | "sell" = "buy", order_type: OrderType = "GTC", v = venue) {
   return v.placeDelegatedOrder({ credentials: creds, client_order_id: `ord_${salt}`, order: msg(yes, creds.address as `0x${string}`, side, price, shares), order_type, expiration: "0" });
-}
-
-async function register(c: VenueCredentials, scopes: string[]) {
-  const res = await fetch(`${sim.url}/_sim/credentials`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ api_key: c.api_key, api_secret: c.api_secret, passphrase: c.passphrase, address: c.address, scopes }),
-  });
-  expect(res.status).toBe(201);
 }
 
 async function faults(f: Record<string, number>) {
@@ -85,11 +59,11 @@ async function stats(): Promise<{ requests: Record<string, number>; posts: Recor
 }
 
 beforeAll(async () => {
-  sim = startVenueSim({ port: 0, marketsFile: FIXTURE, marketsPageSize: 4 });
+  sim = startVenueSim({ port: 0, marketsFile: SIM_MARKETS_FILE, marketsPageSize: 4 });
   venue = new ClobVenue({ baseUrl: sim.url, timeoutMs: 2000 });
-  await register(BOTH, ["order:place", "order:cancel"]);
-  await register(PLACE_ONLY, ["order:place"]);
-  await register(CANCEL_ONLY, ["order:cancel"]);
+  await registerSimCredentials(sim, BOTH, ["order:place", "order:cancel"]);
+  await registerSimCredentials(sim, PLACE_ONLY, ["order:place"]);
+  await registerSimCredentials(sim, CANCEL_ONLY, ["order:cancel"]);
   const markets = await venue.listMarkets();
   market = markets.find((m) => m.accepting_orders && !m.closed && m.tick_size === "0.01")!;
   yes = market.tokens[0].token_id;
@@ -468,7 +442,7 @@ describe("load", () => {
 
 describe("lifecycle", () => {
   test("stop() returns promptly while a cancel is held open", async () => {
-    const other = startVenueSim({ port: 0, marketsFile: FIXTURE });
+    const other = startVenueSim({ port: 0, marketsFile: SIM_MARKETS_FILE });
     const c = { api_key: "k", api_secret: secret(4), passphrase: "p", address: ALICE };
     await fetch(`${other.url}/_sim/credentials`, { method: "POST", body: JSON.stringify({ ...c, scopes: ["order:place", "order:cancel"] }) });
     const v = new ClobVenue({ baseUrl: other.url, timeoutMs: 20_000 });
