@@ -13,7 +13,7 @@ import { loadOrCreateSealKeyPair, SealKeyError } from "./crypto/seal-key-pair.ts
 import { DataDirLockedError } from "./db/data-dir-lock.ts";
 import { openDatabase } from "./db/database.ts";
 import { checkSealKeyFingerprint } from "./db/agent-leases.ts";
-import { claimInstanceId } from "./db/instance-id-lock.ts";
+import { claimInstanceId, watchInstanceId } from "./db/instance-id-lock.ts";
 import { createLogger, type Logger } from "./observability/logger.ts";
 import { type Clock, systemClock } from "./domain/clock.ts";
 import { createVenue } from "./venues/create-venue.ts";
@@ -75,6 +75,15 @@ async function main() {
     await database.close();
     process.exit(2);
   }
+  // The lock goes with its session: should the session end (a server restart, a cut connection), it is
+  // taken again; held by another process meanwhile, this one stops at once (its leases lapse).
+  const stopIdWatch = watchInstanceId(database, config.lease.renewMs, {
+    retaken: () => logger.warn("the INSTANCE_ID lock's database session ended; the lock was taken again", { instance_id: config.instanceId }),
+    lost: () => {
+      logger.error("another process took this INSTANCE_ID's lock after this process's database session ended: stopping at once", { instance_id: config.instanceId });
+      process.exit(2);
+    },
+  });
   // One seal key per database: an instance with another key could not open the credentials the
   // others sealed (and a kill through it could not cancel with them).
   const otherKey = await checkSealKeyFingerprint(database, vault.fingerprint());
@@ -180,6 +189,7 @@ async function main() {
   shutdown.ready(async () => {
     // 1. No new connections; the requests under way finish (with their venue calls and writes:
     //    a request answers only after its order is stored).
+    stopIdWatch();
     jobs.stop().catch(() => undefined);
     chain?.stop().catch(() => undefined);
     sources.stop().catch(() => undefined);

@@ -66,6 +66,14 @@ export interface Database {
    * false when another session holds it. Absent on PGlite (one process: its data-directory lock).
    */
   lockForLife?(name: string): Promise<boolean>;
+  /**
+   * PostgreSQL: whether the locks lockForLife took are still this process's. The reserved session can
+   * end under it (the server restarted, the connection was cut, an administrator ended it) and its
+   * locks go with it: `held` (the same session answered), `retaken` (a new session took every one of
+   * them again), `lost` (another session holds one now: a second process under the same name),
+   * `unreachable` (no answer: asked again at the next check).
+   */
+  checkLifeLocks?(): Promise<"held" | "retaken" | "lost" | "unreachable">;
   close(): Promise<void>;
 }
 
@@ -114,8 +122,24 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
   // The database is named explicitly: Bun lets PGDATABASE override the one in a URL, postgres-js does not.
   const database = decodeURIComponent(new URL(url).pathname.slice(1));
   const hot = new SQL(url, { max: HOT_POOL_SIZE, prepare: true, connectionTimeout: 10, ...(database ? { database } : {}), connection: { ...appName, ...HOT_SESSION } });
-  /** The connection holding this process's session-level locks (lockForLife), taken out of the pool for good. */
-  let lifeSession: Awaited<ReturnType<typeof client.reserve>> | null = null;
+  /**
+   * The session holding this process's session-level locks (lockForLife): a client of its own with one
+   * connection, never retired for its age (postgres-js's max_lifetime would end the session, and the
+   * locks with it). A connection that ended is opened again by the next query (checkLifeLocks). Not a
+   * connection reserved from `client`: postgres-js throws out of its event loop when a reserved
+   * connection whose session was ended is used again.
+   */
+  let lifeSession: ReturnType<typeof postgres> | null = null;
+  const openLifeSession = () => postgres(url, { max: 1, max_lifetime: null, idle_timeout: 0, onnotice: () => {}, connect_timeout: 10, connection: { ...appName } });
+  /** The names locked for life, and the backend (pg_backend_pid) of the session that holds them. */
+  const lifeLocks = new Set<string>();
+  let lifeBackend: number | null = null;
+  const tryLock = async (session: NonNullable<typeof lifeSession>, name: string) => {
+    // A 64-bit key of the name (hashtextextended), in the single-key space: apart from the agents'
+    // two-key advisory locks (agent_lease_fence), and no collision between names to speak of.
+    const [row] = await session`select pg_try_advisory_lock(hashtextextended(${name}, 0)) as got, pg_backend_pid() as pid`;
+    return { got: row?.got === true, pid: Number(row?.pid) };
+  };
   return {
     kind: "postgres",
     db,
@@ -129,15 +153,38 @@ async function openPostgres(url: string, max: number, idleInTransactionMs?: numb
       return unlisten;
     },
     lockForLife: async (name) => {
-      lifeSession ??= await client.reserve();
-      // A 64-bit key of the name (hashtextextended), in the single-key space: apart from the agents'
-      // two-key advisory locks (agent_lease_fence), and no collision between names to speak of.
-      const [row] = await lifeSession`select pg_try_advisory_lock(hashtextextended(${name}, 0)) as got`;
-      return row?.got === true;
+      lifeSession ??= openLifeSession();
+      if (lifeLocks.has(name)) return true;
+      const { got, pid } = await tryLock(lifeSession, name);
+      if (got) {
+        lifeLocks.add(name);
+        lifeBackend = pid;
+      }
+      return got;
+    },
+    checkLifeLocks: async () => {
+      if (!lifeSession || !lifeLocks.size) return "held";
+      let pid: number;
+      try {
+        // A connection that ended is opened again for this query: a new backend pid means the old
+        // session, and its locks, are gone.
+        const [row] = await lifeSession`select pg_backend_pid() as pid`;
+        pid = Number(row?.pid);
+      } catch {
+        return "unreachable";
+      }
+      if (pid === lifeBackend) return "held";
+      try {
+        // Taking a lock this session already holds again only counts it twice (they all go with the session).
+        for (const name of lifeLocks) if (!(await tryLock(lifeSession, name)).got) return "lost";
+      } catch {
+        return "unreachable";
+      }
+      lifeBackend = pid;
+      return "retaken";
     },
     close: async () => {
-      lifeSession?.release();
-      await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 })]);
+      await Promise.allSettled([client.end({ timeout: 5 }), hot.close({ timeout: 5 }), lifeSession?.end({ timeout: 5 })]);
     },
   };
 }
