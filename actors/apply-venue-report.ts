@@ -21,7 +21,12 @@ export async function applyVenueReport<L extends ActorLimits, R extends StoredOr
   };
   // A placement's own report (the venue's user channel) often comes before its answer: once the answer
   // is recorded, the report finds the order as the answer left it (not `submitting`, which it may not move).
-  if (r.kind === "placed") await actor.inflight.get(orderId);
+  if (r.kind === "placed") {
+    // The usual case, a report of a placement whose answer is recorded and left the order open: nothing
+    // to do, and nothing to wait for in the mailbox (reading the actor's map changes nothing).
+    if (!actor.inflight.has(orderId) && actor.active.get(orderId)?.status === "open") return "repeat";
+    await actor.inflight.get(orderId);
+  }
   return actor.mailbox.send(async (): Promise<ReportResult> => {
     // An order this actor holds open: a placement report leaves it so (the actor writes its orders'
     // status, and updates what it holds after each write).
