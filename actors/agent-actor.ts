@@ -96,6 +96,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   private _credentials: CredentialsInfo | null;
   /** @internal (ActorCore) */
   readonly active = new Map<string, TrackedOrder>();
+  /**
+   * Shares the agent's active sells still offer, per outcome token (positionOf): kept as orders enter,
+   * change and leave `active`, so a sell's check does not walk every open order.
+   */
+  private readonly offered = new Map<string, bigint>();
   private readonly daily = new Map<string, bigint>();
   private readonly exposure = new Map<string, bigint>();
   /** Shares held per outcome token, from the fills reported (buys less sells). */
@@ -143,7 +148,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     this.breaker = snapshot.breaker;
     this.venueErrorStreak = snapshot.venueErrorStreak;
     this._credentials = snapshot.credentials;
-    for (const o of snapshot.activeOrders) this.active.set(o.id, { ...o });
+    for (const o of snapshot.activeOrders) {
+      const copy = { ...o };
+      this.active.set(o.id, copy);
+      this.offer(copy, 1n);
+    }
     for (const [day, units] of Object.entries(snapshot.dailyUsedUnits)) this.daily.set(day, units);
     for (const [cond, units] of Object.entries(snapshot.exposureUnits)) this.exposure.set(cond, units);
     for (const [token, units] of Object.entries(snapshot.heldShares ?? {})) this.held.set(token, units);
@@ -766,7 +775,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     if (tracked) {
       this.apply(after.id, { status: after.status, venueOrderId: after.venueOrderId, filledUnits: after.filledUnits, fillsUsdcUnits: totals.usdcUnits });
       const still = this.active.get(after.id);
-      if (still) still.filledSharesUnits = totals.sharesUnits;
+      if (still) {
+        this.offer(still, -1n);
+        still.filledSharesUnits = totals.sharesUnits;
+        this.offer(still, 1n);
+      }
     } else {
       this.addCounts({ ...trackedOf(before), fillsUsdcUnits: beforeTotals.usdcUnits }, -1n);
       const next = { ...trackedOf(after), filledSharesUnits: totals.sharesUnits, fillsUsdcUnits: totals.usdcUnits };
@@ -810,13 +823,17 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
 
   /** Shares of `tokenId` held (from fills) and those already offered in open sells. */
   positionOf(tokenId: string): { heldUnits: bigint; offeredUnits: bigint } {
-    let offered = 0n;
-    for (const o of this.active.values()) {
-      if (o.side !== "sell" || o.tokenId !== tokenId || o.sharesUnits === undefined) continue;
-      const left = o.sharesUnits - (o.filledSharesUnits ?? 0n);
-      if (left > 0n) offered += left;
-    }
-    return { heldUnits: this.held.get(tokenId) ?? 0n, offeredUnits: offered };
+    return { heldUnits: this.held.get(tokenId) ?? 0n, offeredUnits: this.offered.get(tokenId) ?? 0n };
+  }
+
+  /** Adds (sign 1) or removes (sign -1) what an active sell still offers (its shares less those filled) to `offered`. */
+  private offer(o: TrackedOrder, sign: bigint): void {
+    if (o.side !== "sell" || o.tokenId === undefined || o.sharesUnits === undefined) return;
+    const left = o.sharesUnits - (o.filledSharesUnits ?? 0n);
+    if (left <= 0n) return;
+    const next = (this.offered.get(o.tokenId) ?? 0n) + sign * left;
+    if (next === 0n) this.offered.delete(o.tokenId);
+    else this.offered.set(o.tokenId, next);
   }
 
   // ---------------------------------------------------------------- registry
@@ -891,7 +908,10 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
   }
 
   private track(order: TrackedOrder): void {
+    const was = this.active.get(order.id);
+    if (was) this.offer(was, -1n);
     this.active.set(order.id, order);
+    this.offer(order, 1n);
     this.addCounts(order, 1n);
   }
 
@@ -900,6 +920,7 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     const o = this.active.get(orderId);
     if (!o) return;
     this.addCounts(o, -1n);
+    this.offer(o, -1n);
     this.active.delete(orderId);
   }
 
@@ -908,9 +929,11 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
     const o = this.active.get(orderId);
     if (!o) return;
     this.addCounts(o, -1n);
+    this.offer(o, -1n);
     Object.assign(o, patch);
     this.addCounts(o, 1n);
     if (!ACTIVE_STATUSES.has(o.status)) this.active.delete(orderId);
+    else this.offer(o, 1n);
   }
 
   private addCounts(o: TrackedOrder, sign: bigint): void {

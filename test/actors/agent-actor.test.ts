@@ -495,3 +495,38 @@ describe("AgentActor kill outcomes and late fills", () => {
     expect(sold.daily_used_usdc_units - after.daily_used_usdc_units).toBe(1_000_000n);
   });
 });
+
+describe("shares offered by open sells (positionOf), kept as orders come, change and go", () => {
+  const tracked = (o: Partial<TrackedOrder>): TrackedOrder => ({ ...order(0n, o), tradingDay: "2026-05-10", filledUnits: 0n }) as TrackedOrder;
+  /** What the actor's bookkeeping must equal: its active sells' unfilled shares, summed per token. */
+  const walked = (actor: AgentActor<TestLimits>, token: string) =>
+    [...actor.active.values()]
+      .filter((o) => o.side === "sell" && o.tokenId === token && o.sharesUnits !== undefined)
+      .reduce((sum, o) => {
+        const left = o.sharesUnits! - (o.filledSharesUnits ?? 0n);
+        return left > 0n ? sum + left : sum;
+      }, 0n);
+
+  test("from the snapshot at start-up, then across fills, a cancel and an order filled in full", () => {
+    const s1 = tracked({ side: "sell", status: "open", tokenId: "A", sharesUnits: 10n * USDC, filledSharesUnits: 4n * USDC });
+    const s2 = tracked({ side: "sell", status: "open", tokenId: "A", sharesUnits: 5n * USDC });
+    const s3 = tracked({ side: "sell", status: "open", tokenId: "B", sharesUnits: 7n * USDC });
+    const buy = tracked({ side: "buy", status: "open", tokenId: "A", sharesUnits: 100n * USDC });
+    const { actor } = makeActor({ snapshot: snapshot({ activeOrders: [s1, s2, s3, buy] }) });
+    expect(actor.positionOf("A").offeredUnits).toBe(11n * USDC);
+    expect(actor.positionOf("B").offeredUnits).toBe(7n * USDC);
+    expect(actor.positionOf("C").offeredUnits).toBe(0n);
+
+    // A partial fill of s2 (2 of 5 shares), then s1 cancelled, then s3 filled in full.
+    actor.apply(s2.id, { filledSharesUnits: 2n * USDC } as never);
+    expect(actor.positionOf("A").offeredUnits).toBe(9n * USDC);
+    actor.apply(s1.id, { status: "cancelled" });
+    expect(actor.positionOf("A").offeredUnits).toBe(3n * USDC);
+    actor.apply(s3.id, { status: "filled", filledSharesUnits: 7n * USDC } as never);
+    expect(actor.positionOf("B").offeredUnits).toBe(0n);
+    for (const token of ["A", "B"]) expect(actor.positionOf(token).offeredUnits).toBe(walked(actor, token));
+    // The buy's shares are never offered.
+    actor.apply(buy.id, { status: "cancelled" });
+    expect(actor.positionOf("A").offeredUnits).toBe(3n * USDC);
+  });
+});
