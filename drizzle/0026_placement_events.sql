@@ -7,3 +7,10 @@
 ALTER TABLE "events" ADD COLUMN "order_step" integer;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "order_venue_id" text;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "order_filled_units" bigint;
+--> statement-breakpoint
+-- Every placement a HOT update (docs/decisions.md, "PostgreSQL per placement, fourth pass"): at
+-- fillfactor 75 a page took three orders of ~1.5 kB and room for two new versions, so one placement in
+-- two or three (those of a page's rows placed in one statement, which cannot prune one another) wrote
+-- its row on another page, an entry in each of five indexes and a lock record. At 50 a page takes two
+-- and room for both. New pages only: existing ones keep what they hold.
+ALTER TABLE "orders" SET (fillfactor = 50);
