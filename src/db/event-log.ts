@@ -8,13 +8,13 @@
 import { and, asc, eq, gt, lt, max } from "drizzle-orm";
 import type { Db } from "./database.ts";
 import { jsonbOrdered } from "./jsonb-order.ts";
-import { asCreated } from "./order-repository.ts";
+import { asCreated, asPlaced } from "./order-repository.ts";
 import { type EventType, events, orders } from "./schema.ts";
 
 type StoredEvent = typeof events.$inferSelect;
 type OrderRow = typeof orders.$inferSelect;
-/** An event as the stream serves it: with its data, rendered for a new order's `order` event. */
-export type EventRow = Omit<StoredEvent, "data" | "orderId"> & { data: Record<string, unknown> };
+/** An event as the stream serves it: with its data, rendered for a new order's or a placement's `order` event. */
+export type EventRow = Omit<StoredEvent, "data" | "orderId" | "orderStep" | "orderVenueId" | "orderFilledUnits"> & { data: Record<string, unknown> };
 /** An event to store: its data, or (a new order's `order` event) the order's id. */
 export type NewEvent = { orgId: string; agentId: string; type: EventType; createdAt: Date } & (
   | { data: Record<string, unknown>; orderId?: undefined }
@@ -32,9 +32,10 @@ export class EventLog {
 
   /**
    * Events of an organization (one agent's when `agentId` is given) after `afterId`, oldest first. A new
-   * order's `order` event gets its data from the order row, as the order was created, in jsonb's key order
-   * (as every stored event's data reads back); one whose order was removed (an unpaid x402 request's,
-   * which removes its events too) is left out.
+   * order's `order` event gets its data from the order row, as the order was created, and a delegated
+   * placement's (with `orderStep`) as the placement left it (asPlaced), in jsonb's key order (as every
+   * stored event's data reads back); one whose order was removed (an unpaid x402 request's, which
+   * removes its events too) is left out.
    */
   async after(scope: { orgId: string; agentId?: string }, afterId: number, limit = 200): Promise<EventRow[]> {
     const rows = await this.db
@@ -46,9 +47,12 @@ export class EventLog {
       .limit(limit);
     const out: EventRow[] = [];
     for (const { event, order } of rows) {
-      const { orderId, data, ...rest } = event;
+      const { orderId, data, orderStep, orderVenueId, orderFilledUnits, ...rest } = event;
       if (data !== null) out.push({ ...rest, data });
-      else if (orderId !== null && order !== null) out.push({ ...rest, data: jsonbOrdered(this.orderEvent(asCreated(order))) as Record<string, unknown> });
+      else if (orderId !== null && order !== null) {
+        const then = orderStep === null ? asCreated(order) : asPlaced(order, orderStep, orderVenueId, orderFilledUnits ?? 0n);
+        out.push({ ...rest, data: jsonbOrdered(this.orderEvent(then)) as Record<string, unknown> });
+      }
     }
     return out;
   }

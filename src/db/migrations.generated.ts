@@ -25,6 +25,7 @@ import m22 from "../../drizzle/0022_idempotency_runs.sql" with { type: "text" };
 import m23 from "../../drizzle/0023_fill_twins.sql" with { type: "text" };
 import m24 from "../../drizzle/0024_orders_hot_placement.sql" with { type: "text" };
 import m25 from "../../drizzle/0025_gtd_due_index.sql" with { type: "text" };
+import m26 from "../../drizzle/0026_placement_events.sql" with { type: "text" };
 
 export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0000_stiff_blonde_phantom", when: 1795291830864, sql: m0 },
@@ -52,4 +53,5 @@ export const migrations: { tag: string; when: number; sql: string }[] = [
   { tag: "0023_fill_twins", when: 1795800000000, sql: m23 },
   { tag: "0024_orders_hot_placement", when: 1795810000000, sql: m24 },
   { tag: "0025_gtd_due_index", when: 1795900000000, sql: m25 },
+  { tag: "0026_placement_events", when: 1795910000000, sql: m26 },
 ];

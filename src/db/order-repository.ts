@@ -432,7 +432,9 @@ export class OrderRepository {
 
   /**
    * transitionPlaced's write when the order's row as inserted is known (`before`): the row it leaves is
-   * `before` with the placement applied (`history`: its history column's text as inserted), so its `order` event is rendered here and the UPDATE, the
+   * `before` with the placement applied (`history`: its history column's text as inserted). Its `order`
+   * event stores no data, only what asPlaced needs to render it from the order's row when read (the
+   * history's length, the venue's id, what filled), and the UPDATE, the
    * event's INSERT and (under a lease) the fence are one statement per batch, through Database.query,
    * on a row that is still exactly as inserted (its status, history, fills, venue id, flag and cancel
    * marker: what any other write of an order changes). Answers that row, or null when the row had
@@ -462,7 +464,7 @@ export class OrderRepository {
       venueOrderId: patch.venueOrderId,
       filledUnits: patch.filledUnits,
       history,
-      event: JSON.stringify(this.orderEvent(after)),
+      step: after.history.length,
     } });
     await (fence ? fenced(fence, () => written) : written);
     if (!this.placedFast.delete(before.id)) return null;
@@ -574,6 +576,20 @@ export function asCreated(row: OrderRow): OrderRow {
   const first = row.history[0];
   if (!first) return row;
   return { ...row, status: first.status, history: [first], updatedAt: row.createdAt, venueOrderId: null, filledUnits: 0n, flaggedForReview: false };
+}
+
+/**
+ * An order row as a delegated placement left it (the data of that placement's `order` event, stored
+ * without data: placedWrites): the first `step` entries of its history (the placement's is the last:
+ * the status and the time it set), the venue's id and the filled amount it wrote, not flagged (a
+ * placement writes only a row that is not). The row's other columns in the order view never change
+ * after its insert, and its history only grows.
+ */
+export function asPlaced(row: OrderRow, step: number, venueOrderId: string | null, filledUnits: bigint): OrderRow {
+  const last = row.history[step - 1];
+  if (!last) return row;
+  const history = row.history.length === step ? row.history : row.history.slice(0, step);
+  return { ...row, status: last.status, history, updatedAt: new Date(last.at), venueOrderId, filledUnits, flaggedForReview: false };
 }
 
 /** The history column with `entry` appended (the column is JSON text, see schema.ts). */
@@ -772,8 +788,11 @@ interface FastPlacement {
   filledUnits: bigint;
   /** The history column as inserted: the row is written only while it still holds exactly that. */
   history: string;
-  /** The `order` event's data (JSON) for the row the write leaves. */
-  event: string;
+  /**
+   * How many entries the history the write leaves has: its `order` event stores this (and the venue's id
+   * and what filled) instead of the order's view, rendered when read (asPlaced).
+   */
+  step: number;
 }
 
 const FAST_PLACEMENT_COLUMNS: readonly Column<FastPlacement>[] = [
@@ -786,7 +805,7 @@ const FAST_PLACEMENT_COLUMNS: readonly Column<FastPlacement>[] = [
   ["history", "text", (p) => p.history],
   ["org", "text", (p) => p.orgId],
   ["agent", "text", (p) => p.agentId],
-  ["event", "text", (p) => p.event],
+  ["step", "int8", (p) => String(p.step)],
 ];
 
 /**
@@ -800,7 +819,10 @@ const placedStatement = memoBySize((rows) => `with ${placedWrites(rows, 1)} sele
 
 /**
  * placedStatement's two data-modifying WITH queries, `u` (the UPDATE, answering the rows it moved)
- * and `e` (their events), for `rows` rows of parameters numbered from `first`.
+ * and `e` (their events), for `rows` rows of parameters numbered from `first`. An event stores its
+ * order's id, the history's length, the venue's id and the filled amount (the new filled_units), no
+ * data: the order's view (about 850 bytes of jsonb, parsed by the server) is rendered when read
+ * (EventLog, asPlaced), as a new order's is.
  */
 function placedWrites(rows: number, first: number): string {
   let n = first;
@@ -810,8 +832,9 @@ function placedWrites(rows: number, first: number): string {
     "u as (update orders o set status = v.status, updated_at = v.at, history = v.new_history, " +
     `venue_order_id = v.vid, filled_units = greatest(o.filled_units, v.filled) from (values ${tuples.join(", ")}) as v (${FAST_PLACEMENT_COLUMNS.map(([name]) => name).join(", ")}) ` +
     "where o.id = v.id and o.history = v.history and o.filled_units = 0 and o.venue_order_id is null " +
-    "and not o.flagged_for_review and o.cancel_requested_at is null returning o.id, v.org, v.agent, v.event, v.at), " +
-    "e as (insert into events (org_id, agent_id, type, data, created_at) select org, agent, 'order', event::jsonb, at from u)"
+    "and not o.flagged_for_review and o.cancel_requested_at is null returning o.id, v.org, v.agent, v.at, v.step, v.vid, o.filled_units), " +
+    "e as (insert into events (org_id, agent_id, type, order_id, created_at, order_step, order_venue_id, order_filled_units) " +
+    "select org, agent, 'order', id, at, step, vid, filled_units from u)"
   );
 }
 

@@ -406,7 +406,8 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * transaction as the change itself. `id` orders the stream and is the SSE `id:`. Pruned after
  * EVENTS_RETENTION_H hours. The `order` event of a new order stores no `data`, only `order_id`: its
  * data (the order as it was created) is rendered from the order row when the stream reads it
- * (event-log.ts), so the hot insert does not write the order twice.
+ * (event-log.ts), so the hot insert does not write the order twice; a delegated placement's `order`
+ * event likewise (`orderStep`, migration 0026).
  */
 export const events = pgTable(
   "events",
@@ -418,9 +419,21 @@ export const events = pgTable(
     type: text("type").$type<EventType>().notNull(),
     /** Null only for a new order's `order` event (`order_id` set). */
     data: jsonb("data").$type<Record<string, unknown>>(),
-    /** The new order of an `order` event without `data`. */
+    /**
+     * The order of an `order` event without `data`: a new order's (rendered as it was created) or, with
+     * `orderStep`, a delegated placement's (rendered as the placement left it, event-log.ts).
+     */
     orderId: text("order_id"),
     createdAt: ts("created_at").notNull().defaultNow(),
+    /**
+     * A placement's `order` event without `data` (migration 0026): how many entries of the order's
+     * history it shows (the placement's is the last), and the venue's id and the filled amount the
+     * placement wrote; everything else of the order as the placement left it is the row's own (its
+     * history only grows, its other columns in the order view never change after the placement).
+     */
+    orderStep: integer("order_step"),
+    orderVenueId: text("order_venue_id"),
+    orderFilledUnits: units("order_filled_units"),
   },
   (t) => [index("events_agent_idx").on(t.agentId, t.id), index("events_org_idx").on(t.orgId, t.id), index("events_created_idx").on(t.createdAt)],
 );

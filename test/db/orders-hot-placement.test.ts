@@ -44,7 +44,39 @@ describeEachDatabase("orders: placements as HOT updates", (kind, open) => {
     expect(defs.length).toBeGreaterThanOrEqual(5);
     for (const def of defs) for (const column of PLACEMENT_WRITES) expect(def).not.toMatch(new RegExp(`\\b${column}\\b`));
     const [rel] = await rowsOf(database, sql`select array_to_string(reloptions, ',') as options from pg_class where relname = 'orders' and relkind = 'r'`);
-    expect(String(rel?.options)).toContain("fillfactor=75");
+    expect(String(rel?.options)).toContain("fillfactor=50");
+  });
+
+  test("orders of a real size inserted together and placed in one statement all stay on their pages (HOT: no other page, no index entry)", async () => {
+    // About the size of a service's row (~1.5 kB): the EIP-712 order and the approving intent. At
+    // fillfactor 75 a page held three of them and room for two new versions: the third placed in the
+    // same statement (which cannot prune the others' old versions) went to another page.
+    const wide = () =>
+      order("submitting", {
+        marketId: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+        conditionId: `0x${"5f".repeat(32)}`,
+        orderHash: `0x${tag}${(++n).toString(16).padStart(8, "0")}${"ab".repeat(24)}`,
+        typedData: {
+          domain: { name: "Polymarket CTF Exchange", version: "2", chainId: 137, verifyingContract: "0x4bFb41d5B3570DeFd03C39a9A4D8dE6Bd8B8982E" },
+          primaryType: "Order",
+          message: {
+            salt: "817263549182736", maker: `0x${"ab".repeat(20)}`, signer: `0x${"cd".repeat(20)}`, taker: `0x${"00".repeat(20)}`,
+            tokenId: "71321045679252212594626385532706912750332728571942532289631379312455583992563", makerAmount: "2600000", takerAmount: "5000000",
+            expiration: "0", nonce: "0", feeRateBps: "0", side: 0, signatureType: 0,
+          } as never,
+        },
+        decisionIntent: { market_id: "71321045679252212594626385532706912750332728571942532289631379312455583992563", side: "buy", size_usdc: 2.6, price: 0.52, order_type: "GTC" },
+        clientOrderId: `client-${tag}-${n}`,
+      });
+    const batch = Array.from({ length: 12 }, wide);
+    await Promise.all(batch.map(insert));
+    const pages = async () =>
+      Object.fromEntries((await rowsOf(database, sql`select id, (ctid::text::point)[0] as page from orders where id in ${sql`(${sql.join(batch.map((o) => sql`${o.id}`), sql`, `)})`}`)).map((r) => [r.id, Number(r.page)]));
+    const before = await pages();
+    expect(Object.keys(before)).toHaveLength(batch.length);
+    const placed = await Promise.all(batch.map((o) => repo.transitionPlaced(o.id, "open", "resting at the venue", { venueOrderId: o.orderHash!, filledUnits: 0n })));
+    expect(placed.map((r) => r?.status)).toEqual(batch.map(() => "open"));
+    expect(await pages()).toEqual(before);
   });
 
   test("watch follows the status: sign, approve, venue (a placement leaves it), none once ended", async () => {

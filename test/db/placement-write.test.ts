@@ -11,6 +11,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { LeaseLostError } from "../../actors/lease-port.ts";
 import { DbLeases } from "../../src/db/agent-leases.ts";
 import type { Database } from "../../src/db/database.ts";
+import { EventLog } from "../../src/db/event-log.ts";
 import { jsonbOrdered } from "../../src/db/jsonb-order.ts";
 import { type NewOrderRow, OrderRepository } from "../../src/db/order-repository.ts";
 import { events, orders } from "../../src/db/schema.ts";
@@ -83,12 +84,20 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
   };
   const insert = (r: OrderRepository, o: NewOrderRow) =>
     r.insert(o, { id: o.decisionId!, orgId, agentId, approved: true, intent: { market_id: o.marketId, side: "buy", size_usdc: 5, price: 0.52 }, failures: [], checks: [], orderId: o.id, createdAt: o.createdAt! });
-  const orderEvents = async (id: string) =>
-    (await database.db.select().from(events).where(and(eq(events.agentId, agentId), eq(events.type, "order"))).orderBy(asc(events.id))).filter(
-      (e) => (e.data as { order?: { id?: string } } | null)?.order?.id === id,
+  /**
+   * The order's `order` events after its creation's, as the stream serves them (EventLog: a placement's
+   * is stored without data and rendered from the row when read); its creation's is checked first.
+   */
+  const orderEvents = async (id: string) => {
+    const all = (await new EventLog(database.db, orderEvent).after({ orgId, agentId }, 0, 100_000)).filter(
+      (e) => e.type === "order" && (e.data as { order?: { id?: string } }).order?.id === id,
     );
+    expect((all[0]?.data as any)?.order).toMatchObject({ status: "submitting", venue_order_id: null, filled_usdc: 0 });
+    expect((all[0]?.data as any)?.order.history).toHaveLength(1);
+    return all.slice(1);
+  };
 
-  test("a batch of placements: each answers the row read back, and stores one `order` event whose data is that row's view", async () => {
+  test("a batch of placements: each answers the row read back, and one `order` event is served whose data is that row's view", async () => {
     const placed = Array.from({ length: 6 }, submitting);
     await Promise.all(placed.map((o) => insert(repo, o)));
     const outcomes = [
@@ -122,6 +131,28 @@ describeEachDatabase("a delegated placement's status write", (kind, open) => {
       expect(repo.placedOrder({ venueOrderId: `0xvenue${o.id}` })).toEqual({ id: o.id, agentId });
       expect(repo.placedOrder({ orderHash: o.orderHash! })).toEqual({ id: o.id, agentId });
     }
+  });
+
+  test("a placement's event stores no data and is served as the placement left the order, whatever changed since", async () => {
+    const o = submitting();
+    await insert(repo, o);
+    const placed = (await repo.transitionPlaced(o.id, "open", "resting at the venue", { venueOrderId: `0xv${o.id}`, filledUnits: 1_000_000n }))!;
+    expect(movedByOneStatement.has(o.id)).toBe(true);
+    const asServed = jsonbOrdered(orderEvent(placed)) as Record<string, unknown>;
+    const stored = await database.db.select().from(events).where(eq(events.orderId, o.id)).orderBy(asc(events.id));
+    expect(stored.map((e) => [e.type, e.data, e.orderStep, e.orderVenueId, e.orderFilledUnits])).toEqual([
+      ["order", null, null, null, null],
+      ["order", null, 2, `0xv${o.id}`, 1_000_000n],
+    ]);
+    expect(stored[1]!.createdAt.getTime()).toBe(placed.updatedAt.getTime());
+    expect((await orderEvents(o.id)).map((e) => e.data)).toEqual([asServed]);
+    // Later writes: a larger fill, a flag, a cancel (each with its own event); the placement's stays.
+    await database.db.update(orders).set({ filledUnits: 3_000_000n, flaggedForReview: true, updatedAt: new Date() }).where(eq(orders.id, o.id));
+    const cancelled = (await repo.transition(o.id, ["open"], "cancelled", "cancelled by the client"))!;
+    expect(cancelled.history).toHaveLength(3);
+    const evs = await orderEvents(o.id);
+    expect(evs.map((e) => e.data)).toEqual([asServed, jsonbOrdered(orderEvent(cancelled)) as Record<string, unknown>]);
+    expect(JSON.stringify(evs[0]!.data)).toBe(JSON.stringify(asServed));
   });
 
   test("an order changed since its insert is written as before: a kill's status stays (null, no event), a fill reported first is kept", async () => {
