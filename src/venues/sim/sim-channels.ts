@@ -321,7 +321,8 @@ export class SimChannels {
 
   private publishBooks(): void {
     const now = String(Date.now());
-    const tokens = new Set([...this.dirty.keys(), ...this.traded.keys()]);
+    const tokens = new Set(this.dirty.keys());
+    for (const t of this.traded.keys()) tokens.add(t);
     for (const token of tokens) {
       // Read first: expiring what is due may touch more levels of this book.
       const book = this.venue.bookLevels(token);
@@ -360,14 +361,14 @@ export class SimChannels {
         if (!told) this.published.set(token, (told = { bids: new Map(), asks: new Map() }));
         const bid = book.bestPrice("buy");
         const ask = book.bestPrice("sell");
-        const best_bid = bid === null ? "0" : fromUnits(bid, PRICE_DECIMALS);
-        const best_ask = ask === null ? "1" : fromUnits(ask, PRICE_DECIMALS);
+        const best_bid = bid === null ? "0" : priceText(bid);
+        const best_ask = ask === null ? "1" : priceText(ask);
         const changes: Record<string, string>[] = [];
         // Bids then asks, each best first.
         const order = [...touched.values()].sort((a, b) => (a.side !== b.side ? (a.side === "buy" ? -1 : 1) : a.side === "buy" ? cmp(b.price, a.price) : cmp(a.price, b.price)));
         for (const l of order) {
           const levels = l.side === "buy" ? told.bids : told.asks;
-          const price = fromUnits(l.price, PRICE_DECIMALS);
+          const price = priceText(l.price);
           const total = book.levelTotal(l.side, l.price);
           let size: string;
           if (total > 0n) {
@@ -410,7 +411,8 @@ export class SimChannels {
   }
 
   private orderEvent(rec: PaperOrder, type: OrderEventType): void {
-    if (!rec.owner) return;
+    // Built only for a key some socket follows.
+    if (!rec.owner || !this.userByKey.has(rec.owner)) return;
     const status = type === "CANCELLATION" ? "CANCELED" : rec.status === "live" ? "LIVE" : rec.status === "matched" ? "MATCHED" : rec.status.toUpperCase();
     const ev = {
       event_type: "order",
@@ -421,8 +423,8 @@ export class SimChannels {
       asset_id: rec.token_id,
       side: rec.side === "buy" ? "BUY" : "SELL",
       original_size: fromUnits(rec.original_size, SIZE_DECIMALS),
-      size_matched: fromUnits(rec.filled_size, SIZE_DECIMALS),
-      price: fromUnits(rec.price, PRICE_DECIMALS),
+      size_matched: rec.filled_size === 0n ? "0" : fromUnits(rec.filled_size, SIZE_DECIMALS),
+      price: priceText(rec.price),
       associate_trades: this.state.tradesByOrder.get(rec.id) ?? null,
       outcome: rec.outcome,
       type,
@@ -461,6 +463,7 @@ export class SimChannels {
     const maker = this.venue.order(t.maker_order_id);
     const owners = new Set([taker?.owner, maker?.owner].filter((o): o is string => !!o && this.state.credentials.has(o)));
     for (const owner of owners) {
+      if (!this.userByKey.has(owner)) continue;
       const j = tradeJson(t, this.venue, owner);
       const ev = { event_type: "trade", type: "TRADE", ...j, trade_owner: owner, timestamp: j.last_update };
       this.toUser(owner, j.market, ev);
@@ -523,6 +526,18 @@ export class SimChannels {
     // Polymarket's entry hash is an opaque 40-hex string (research/polymarket-live.md §1.2): unique per entry here.
     return Bun.SHA1.hash(`${this.hashSalt}:${++this.hashSeq}`, "hex") as string;
   }
+}
+
+/** Prices as decimal text (fromUnits), remembered: they are on a book's tick grid. */
+const priceTexts = new Map<bigint, string>();
+
+function priceText(units: bigint): string {
+  let t = priceTexts.get(units);
+  if (t === undefined) {
+    if (priceTexts.size >= 4096) priceTexts.clear();
+    priceTexts.set(units, (t = fromUnits(units, PRICE_DECIMALS)));
+  }
+  return t;
 }
 
 function cmp(a: bigint, b: bigint): number {
