@@ -418,7 +418,7 @@ export class PaperVenue implements Venue {
       rec.status = rec.filled_size > 0n ? "matched" : "unmatched";
       this.log(this.cancels, { order_id: id, reason: "killed", remaining, at: now });
     }
-    const result: PostResult = { ok: true, venue_order_id: id, status: rec.status, filled_usdc: fromUnits(rec.filled_usdc) };
+    const result: PostResult = { ok: true, venue_order_id: id, status: rec.status, filled_usdc: rec.filled_usdc === 0n ? "0" : fromUnits(rec.filled_usdc) };
     if (tradeIds.length) Object.assign(result, { filled_shares: fromUnits(rec.filled_size, SIZE_DECIMALS), trade_ids: tradeIds });
     return result;
   }

@@ -762,8 +762,9 @@ async function readJson(req: Request): Promise<any> {
   }
 }
 
-const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ "Content-Type": "application/json" });
+/** Copied into each answer (a Response takes a copy of the headers it is given). */
+const JSON_HEADERS = new Headers({ "Content-Type": "application/json" });
 
 function json(body: unknown, status = 200, headers?: Record<string, string>): Response {
-  return new Response(JSON.stringify(body), { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS });
+  return new Response(JSON.stringify(body), { status, headers: headers ? { "Content-Type": "application/json", ...headers } : JSON_HEADERS });
 }
