@@ -48,12 +48,14 @@ export function orderHash(order: OrderMessage, opts: { chainId: number; negRisk:
 const UINT_RE = /^[0-9]{1,78}$/;
 const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 const BYTES32_RE = /^0x[0-9a-fA-F]{64}$/;
+const UINT256_LIMIT = 1n << 256n;
 
 /** Returns an error message when the order message is malformed, else null. */
 export function validateOrderMessage(o: OrderMessage): string | null {
   if (!o || typeof o !== "object") return "order is missing";
   for (const f of ["salt", "tokenId", "makerAmount", "takerAmount", "timestamp"] as const) {
-    if (typeof o[f] !== "string" || !UINT_RE.test(o[f]) || BigInt(o[f]) >= 1n << 256n) return `order.${f} must be a decimal uint256 string`;
+    // 77 digits or fewer are below 10^77 < 2^256: only a 78-digit string needs the comparison.
+    if (typeof o[f] !== "string" || !UINT_RE.test(o[f]) || (o[f].length === 78 && BigInt(o[f]) >= UINT256_LIMIT)) return `order.${f} must be a decimal uint256 string`;
   }
   for (const f of ["maker", "signer"] as const) {
     if (typeof o[f] !== "string" || !ADDRESS_RE.test(o[f])) return `order.${f} must be an address`;
@@ -308,7 +310,7 @@ export class PaperVenue implements Venue {
   /** The venue order id an order would get (its EIP-712 hash), or null when the message is malformed. */
   orderIdFor(order: OrderMessage): string | null {
     if (validateOrderMessage(order)) return null;
-    const m = this.byToken.get(BigInt(order.tokenId).toString())?.market;
+    const m = this.byToken.get(canonicalUint(order.tokenId))?.market;
     try {
       return orderHash(order, { chainId: this.chainId, negRisk: m?.neg_risk ?? false, version: m?.version });
     } catch {
@@ -322,7 +324,7 @@ export class PaperVenue implements Venue {
     const bad = validateOrderMessage(order);
     if (bad) return { ok: false, error: bad };
     if (!ORDER_TYPES.has(input.order_type)) return { ok: false, error: `unknown order type ${String(input.order_type)}` };
-    const tokenId = BigInt(order.tokenId).toString();
+    const tokenId = canonicalUint(order.tokenId);
     const entry = this.byToken.get(tokenId);
     if (!entry) return { ok: false, error: `no market for token ${order.tokenId}` };
     const { market } = entry;
@@ -332,14 +334,14 @@ export class PaperVenue implements Venue {
     const terms = orderTerms(order);
     if ("error" in terms) return { ok: false, error: terms.error };
     const { side, price, size } = terms;
-    const tick = toUnits(market.tick_size, PRICE_DECIMALS);
+    const tick = tickUnits(market);
     if (price < tick || price > PRICE_ONE - tick) {
       return { ok: false, error: `price ${fromUnits(price, PRICE_DECIMALS)} is outside [${market.tick_size}, ${fromUnits(PRICE_ONE - tick, PRICE_DECIMALS)}]` };
     }
     if (price % tick !== 0n) {
       return { ok: false, error: `price ${fromUnits(price, PRICE_DECIMALS)} breaks the minimum tick size rule: ${market.tick_size}` };
     }
-    const minSize = toUnits(market.min_order_size, SIZE_DECIMALS);
+    const minSize = minSizeUnits(market);
     if (size < minSize) {
       return { ok: false, error: `size ${fromUnits(size, SIZE_DECIMALS)} is lower than the minimum: ${market.min_order_size}` };
     }
@@ -416,7 +418,7 @@ export class PaperVenue implements Venue {
       rec.status = rec.filled_size > 0n ? "matched" : "unmatched";
       this.log(this.cancels, { order_id: id, reason: "killed", remaining, at: now });
     }
-    const result: PostResult = { ok: true, venue_order_id: id, status: rec.status, filled_usdc: fromUnits(rec.filled_usdc) };
+    const result: PostResult = { ok: true, venue_order_id: id, status: rec.status, filled_usdc: rec.filled_usdc === 0n ? "0" : fromUnits(rec.filled_usdc) };
     if (tradeIds.length) Object.assign(result, { filled_shares: fromUnits(rec.filled_size, SIZE_DECIMALS), trade_ids: tradeIds });
     return result;
   }
@@ -684,6 +686,26 @@ export class PaperVenue implements Venue {
   }
 }
 
+/** Markets' tick sizes and minimum sizes in units, by the text they were read from (read again when it changes). */
+const tickCache = new WeakMap<Market, { text: string; units: bigint }>();
+const minSizeCache = new WeakMap<Market, { text: string; units: bigint }>();
+
+function cachedUnits(cache: WeakMap<Market, { text: string; units: bigint }>, market: Market, text: string, decimals: number): bigint {
+  const c = cache.get(market);
+  if (c && c.text === text) return c.units;
+  const units = toUnits(text, decimals);
+  cache.set(market, { text, units });
+  return units;
+}
+
+function tickUnits(market: Market): bigint {
+  return cachedUnits(tickCache, market, market.tick_size, PRICE_DECIMALS);
+}
+
+function minSizeUnits(market: Market): bigint {
+  return cachedUnits(minSizeCache, market, market.min_order_size, SIZE_DECIMALS);
+}
+
 function checkSignal(opts?: CallOptions): void {
   if (opts?.signal?.aborted) throw new VenueUnavailableError("venue call aborted", { cause: opts.signal.reason });
 }
@@ -699,6 +721,11 @@ function orderTerms(order: OrderMessage): { side: BookSide; price: bigint; size:
   const size = side === "buy" ? takerAmount : makerAmount;
   if ((usdc * PRICE_ONE) % size !== 0n) return { error: "order price has more than 6 decimals" };
   return { side, price: (usdc * PRICE_ONE) / size, size };
+}
+
+/** A decimal uint string (digits only) without leading zeros, as BigInt(s).toString() gives it. */
+function canonicalUint(s: string): string {
+  return s.length > 1 && s.charCodeAt(0) === 48 ? BigInt(s).toString() : s;
 }
 
 function min(a: bigint, b: bigint): bigint {

@@ -46,10 +46,10 @@ export interface SimSocketData {
 
 type Levels = Map<string, string>;
 type Socket = ServerWebSocket<SimSocketData>;
-/** A level whose size may have changed since the market channel was last told. */
-interface DirtyLevel {
-  side: BookSide;
-  price: bigint;
+/** Per side, the prices of the levels whose size may have changed since the market channel was last told. */
+interface DirtyLevels {
+  buy: bigint[];
+  sell: bigint[];
 }
 
 export type OrderEventType = "PLACEMENT" | "UPDATE" | "CANCELLATION";
@@ -63,7 +63,7 @@ export class SimChannels {
   /** What the market channel was last told of each book, per asset: price → size (absent: not known). */
   private readonly published = new Map<string, { bids: Levels; asks: Levels }>();
   /** Per asset, the levels changed since the last flush, by side and price. */
-  private readonly dirty = new Map<string, Map<string, DirtyLevel>>();
+  private readonly dirty = new Map<string, DirtyLevels>();
   /** Per asset, the last trade of each placement that traded since the last flush. */
   private readonly traded = new Map<string, SimTrade[]>();
   /** Frames to send at the end of this tick, per socket, in order. */
@@ -298,9 +298,9 @@ export class SimChannels {
   /** The order's level may have changed. */
   private touch(rec: PaperOrder): void {
     let levels = this.dirty.get(rec.token_id);
-    if (!levels) this.dirty.set(rec.token_id, (levels = new Map()));
-    const key = rec.side === "buy" ? `b${rec.price}` : `s${rec.price}`;
-    if (!levels.has(key)) levels.set(key, { side: rec.side, price: rec.price });
+    if (!levels) this.dirty.set(rec.token_id, (levels = { buy: [], sell: [] }));
+    const prices = levels[rec.side];
+    if (!prices.includes(rec.price)) prices.push(rec.price);
   }
 
   /** Sends what is pending (market changes, then every socket's frames) at the end of this tick. */
@@ -321,54 +321,63 @@ export class SimChannels {
 
   private publishBooks(): void {
     const now = String(Date.now());
-    const tokens = new Set([...this.dirty.keys(), ...this.traded.keys()]);
-    for (const token of tokens) {
-      // Read first: expiring what is due may touch more levels of this book.
-      const book = this.venue.bookLevels(token);
-      const touched = this.dirty.get(token);
-      this.dirty.delete(token);
-      const trades = this.traded.get(token);
-      this.traded.delete(token);
-      const market = this.venue.marketForToken(token);
-      const audience = this.marketByAsset.get(token);
-      if (!book || !market || !audience || audience.size === 0) {
-        // Nobody listens: what it was told is forgotten, the next one is told the levels as they are.
-        this.published.delete(token);
-        continue;
+    // The touched books, then the traded ones not touched; the books of this moment only (telling one may
+    // expire orders, which touches its book again for the next flush).
+    const tokens = [...this.dirty.keys()];
+    for (const t of this.traded.keys()) if (!this.dirty.has(t)) tokens.push(t);
+    for (const token of tokens) this.publishBook(token, now);
+  }
+
+  private publishBook(token: string, now: string): void {
+    // Read first: expiring what is due may touch more levels of this book.
+    const book = this.venue.bookLevels(token);
+    const touched = this.dirty.get(token);
+    this.dirty.delete(token);
+    const trades = this.traded.get(token);
+    this.traded.delete(token);
+    const market = this.venue.marketForToken(token);
+    const audience = this.marketByAsset.get(token);
+    if (!book || !market || !audience || audience.size === 0) {
+      // Nobody listens: what it was told is forgotten, the next one is told the levels as they are.
+      this.published.delete(token);
+      return;
+    }
+    const frames: string[] = [];
+    if (trades) {
+      for (const t of trades) {
+        const taker = this.venue.order(t.taker_order_id);
+        frames.push(
+          JSON.stringify({
+            event_type: "last_trade_price",
+            asset_id: token,
+            market: market.condition_id,
+            price: fromUnits(t.price, PRICE_DECIMALS),
+            size: fromUnits(t.size, SIZE_DECIMALS),
+            side: taker?.side === "sell" ? "SELL" : "BUY",
+            fee_rate_bps: "0",
+            timestamp: now,
+          }),
+        );
       }
-      const frames: string[] = [];
-      if (trades) {
-        for (const t of trades) {
-          const taker = this.venue.order(t.taker_order_id);
-          frames.push(
-            JSON.stringify({
-              event_type: "last_trade_price",
-              asset_id: token,
-              market: market.condition_id,
-              price: fromUnits(t.price, PRICE_DECIMALS),
-              size: fromUnits(t.size, SIZE_DECIMALS),
-              side: taker?.side === "sell" ? "SELL" : "BUY",
-              fee_rate_bps: "0",
-              timestamp: now,
-            }),
-          );
-        }
-        const b = this.bookEvent(token);
-        if (b) frames.push(JSON.stringify(b));
-      } else if (touched) {
-        let told = this.published.get(token);
-        if (!told) this.published.set(token, (told = { bids: new Map(), asks: new Map() }));
-        const bid = book.bestPrice("buy");
-        const ask = book.bestPrice("sell");
-        const best_bid = bid === null ? "0" : fromUnits(bid, PRICE_DECIMALS);
-        const best_ask = ask === null ? "1" : fromUnits(ask, PRICE_DECIMALS);
-        const changes: Record<string, string>[] = [];
-        // Bids then asks, each best first.
-        const order = [...touched.values()].sort((a, b) => (a.side !== b.side ? (a.side === "buy" ? -1 : 1) : a.side === "buy" ? cmp(b.price, a.price) : cmp(a.price, b.price)));
-        for (const l of order) {
-          const levels = l.side === "buy" ? told.bids : told.asks;
-          const price = fromUnits(l.price, PRICE_DECIMALS);
-          const total = book.levelTotal(l.side, l.price);
+      const b = this.bookEvent(token);
+      if (b) frames.push(JSON.stringify(b));
+    } else if (touched) {
+      let told = this.published.get(token);
+      if (!told) this.published.set(token, (told = { bids: new Map(), asks: new Map() }));
+      const bid = book.bestPrice("buy");
+      const ask = book.bestPrice("sell");
+      const best_bid = bid === null ? "0" : priceText(bid);
+      const best_ask = ask === null ? "1" : priceText(ask);
+      const changes: Record<string, string>[] = [];
+      // Bids then asks, each best first.
+      for (const side of SIDES) {
+        const prices = touched[side];
+        if (prices.length === 0) continue;
+        const levels = side === "buy" ? told.bids : told.asks;
+        if (prices.length > 1) prices.sort(side === "buy" ? (a, b) => cmp(b, a) : cmp);
+        for (const p of prices) {
+          const price = priceText(p);
+          const total = book.levelTotal(side, p);
           let size: string;
           if (total > 0n) {
             size = fromUnits(total, SIZE_DECIMALS);
@@ -378,13 +387,13 @@ export class SimChannels {
             if (!levels.delete(price)) continue;
             size = "0";
           }
-          changes.push({ asset_id: token, price, size, side: l.side === "buy" ? "BUY" : "SELL", hash: this.changeHash(), best_bid, best_ask });
+          changes.push({ asset_id: token, price, size, side: side === "buy" ? "BUY" : "SELL", hash: this.changeHash(), best_bid, best_ask });
         }
-        if (changes.length === 0) continue;
-        frames.push(JSON.stringify({ market: market.condition_id, price_changes: changes, timestamp: now, event_type: "price_change" }));
       }
-      for (const ws of audience) for (const f of frames) this.send(ws, f);
+      if (changes.length === 0) return;
+      frames.push(JSON.stringify({ market: market.condition_id, price_changes: changes, timestamp: now, event_type: "price_change" }));
     }
+    for (const ws of audience) for (const f of frames) this.send(ws, f);
   }
 
   // ---------------------------------------------------------------- events
@@ -410,7 +419,8 @@ export class SimChannels {
   }
 
   private orderEvent(rec: PaperOrder, type: OrderEventType): void {
-    if (!rec.owner) return;
+    // Built only for a key some socket follows.
+    if (!rec.owner || !this.userByKey.has(rec.owner)) return;
     const status = type === "CANCELLATION" ? "CANCELED" : rec.status === "live" ? "LIVE" : rec.status === "matched" ? "MATCHED" : rec.status.toUpperCase();
     const ev = {
       event_type: "order",
@@ -420,9 +430,9 @@ export class SimChannels {
       market: rec.condition_id,
       asset_id: rec.token_id,
       side: rec.side === "buy" ? "BUY" : "SELL",
-      original_size: fromUnits(rec.original_size, SIZE_DECIMALS),
-      size_matched: fromUnits(rec.filled_size, SIZE_DECIMALS),
-      price: fromUnits(rec.price, PRICE_DECIMALS),
+      original_size: sizeText(rec.original_size),
+      size_matched: sizeText(rec.filled_size),
+      price: priceText(rec.price),
       associate_trades: this.state.tradesByOrder.get(rec.id) ?? null,
       outcome: rec.outcome,
       type,
@@ -461,6 +471,7 @@ export class SimChannels {
     const maker = this.venue.order(t.maker_order_id);
     const owners = new Set([taker?.owner, maker?.owner].filter((o): o is string => !!o && this.state.credentials.has(o)));
     for (const owner of owners) {
+      if (!this.userByKey.has(owner)) continue;
       const j = tradeJson(t, this.venue, owner);
       const ev = { event_type: "trade", type: "TRADE", ...j, trade_owner: owner, timestamp: j.last_update };
       this.toUser(owner, j.market, ev);
@@ -524,6 +535,24 @@ export class SimChannels {
     return Bun.SHA1.hash(`${this.hashSalt}:${++this.hashSeq}`, "hex") as string;
   }
 }
+
+const SIDES: readonly BookSide[] = ["buy", "sell"];
+
+/** Decimal text of units (fromUnits), remembered for the last few thousand values: prices are on a tick grid, sizes repeat. */
+function unitsTextMemo(decimals: number): (units: bigint) => string {
+  const texts = new Map<bigint, string>();
+  return (units) => {
+    let t = texts.get(units);
+    if (t === undefined) {
+      if (texts.size >= 4096) texts.clear();
+      texts.set(units, (t = fromUnits(units, decimals)));
+    }
+    return t;
+  };
+}
+
+const priceText = unitsTextMemo(PRICE_DECIMALS);
+const sizeText = unitsTextMemo(SIZE_DECIMALS);
 
 function cmp(a: bigint, b: bigint): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -192,16 +192,19 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     const cred = state.credentials.get(key);
     if (!cred) return json({ error: UNAUTHORIZED }, 401);
     if (cred.passphrase && h.get("POLY_PASSPHRASE") !== cred.passphrase) return json({ error: UNAUTHORIZED }, 401);
-    if (cred.address && (h.get("POLY_ADDRESS") ?? "").toLowerCase() !== cred.address.toLowerCase()) return json({ error: UNAUTHORIZED }, 401);
-    const ok = verifyL2(cred, `${ts}${req.method}${path}${raw}`, sig);
+    if (cred.address && !sameAddress(h.get("POLY_ADDRESS") ?? "", cred.address)) return json({ error: UNAUTHORIZED }, 401);
+    const ok = verifyL2(cred, `${ts}${req.method}${path}`, raw, sig);
     if (!ok) return json({ error: "Unauthorized/Invalid L2 signature" }, 401);
     return cred;
   };
 
   // ---------------------------------------------------------------- orders
 
-  /** One order payload of POST /order or /orders, checked, verified and submitted. */
-  const submitOne = async (cred: SimCredential, payload: unknown): Promise<PostAnswer> => {
+  /**
+   * One order payload of POST /order or /orders, checked, verified and submitted; answered without a
+   * promise when nothing waits (a delegated order, no chain).
+   */
+  const submitOne = (cred: SimCredential, payload: unknown): PostAnswer | Promise<PostAnswer> => {
     const parsed = parsePostOrder(payload);
     if (typeof parsed === "string") return { status: 400, body: { error: parsed } };
     if (parsed.owner !== cred.api_key) return { status: 400, body: { error: "the order owner has to be the owner of the API KEY" } };
@@ -214,43 +217,52 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     const { order } = parsed;
     if (parsed.signature === "") {
       if (!cred.scopes.has("order:place")) return { status: 403, body: { error: "delegated order needs an API key with the order:place scope" } };
-      if (cred.address && order.signer.toLowerCase() !== cred.address.toLowerCase()) {
+      if (cred.address && !sameAddress(order.signer, cred.address)) {
         return { status: 400, body: { error: "the order signer does not match the API key's address" } };
       }
-    } else {
-      const keyHolder = order.signatureType === 3 ? state.ownerOf(order.signer) : order.signer;
-      if (cred.address && (keyHolder ?? "").toLowerCase() !== cred.address.toLowerCase()) {
-        return { status: 400, body: { error: "the order signer does not match the API key's address" } };
-      }
-      const market = venue.marketForToken(BigInt(order.tokenId).toString());
-      if (market) {
-        const refusal = await checkSignature(order, parsed.signature, market);
-        if (refusal) return { status: 400, body: { error: refusal } };
-      }
+      return place(cred, parsed, id);
     }
+    const keyHolder = order.signatureType === 3 ? state.ownerOf(order.signer) : order.signer;
+    if (cred.address && (keyHolder ?? "").toLowerCase() !== cred.address.toLowerCase()) {
+      return { status: 400, body: { error: "the order signer does not match the API key's address" } };
+    }
+    const market = venue.marketForToken(BigInt(order.tokenId).toString());
+    if (!market) return place(cred, parsed, id);
+    return checkSignature(order, parsed.signature, market).then((refusal) => (refusal ? { status: 400, body: { error: refusal } } : place(cred, parsed, id)));
+  };
+
+  /** The checked order to the engine; its trades settled on the chain first when there is one. */
+  const place = (cred: SimCredential, parsed: ParsedPost, id: string): PostAnswer | Promise<PostAnswer> => {
     collecting = [];
     let trades: SimTrade[];
     let r: ReturnType<PaperVenue["submit"]>;
     try {
-      r = venue.submit({ order, order_type: parsed.orderType, expiration: parsed.expiration, owner: cred.api_key, venue_order_id: id });
+      r = venue.submit({ order: parsed.order, order_type: parsed.orderType, expiration: parsed.expiration, owner: cred.api_key, venue_order_id: id });
     } finally {
       trades = collecting;
       collecting = null;
     }
     if (!r.ok) return { status: 200, body: { success: false, errorMsg: r.error, orderID: "", status: "", transactionsHashes: [], tradeIDs: [] } };
-    if (opts.chain && trades.length) await settleOnChain(opts.chain, trades);
-    state.recordOrder(cred.api_key, r.venue_order_id);
-    const rec = venue.order(r.venue_order_id)!;
+    const placedId = r.venue_order_id;
+    const status = r.status;
+    if (opts.chain && trades.length) return settleOnChain(opts.chain, trades).then(() => placedAnswer(cred, placedId, status, trades));
+    return placedAnswer(cred, placedId, status, trades);
+  };
+
+  /** A placed order recorded and told to the channels; the venue's answer. */
+  const placedAnswer = (cred: SimCredential, placedId: string, status: string, trades: SimTrade[]): PostAnswer => {
+    state.recordOrder(cred.api_key, placedId);
+    const rec = venue.order(placedId)!;
     channels.placed(rec, trades);
-    const usdc = fromUnits(rec.filled_usdc);
-    const shares = fromUnits(rec.filled_size, SIZE_DECIMALS);
+    const usdc = amountText(rec.filled_usdc);
+    const shares = amountText(rec.filled_size, SIZE_DECIMALS);
     return {
       status: 200,
       body: {
         success: true,
         errorMsg: "",
-        orderID: r.venue_order_id,
-        status: r.status,
+        orderID: placedId,
+        status,
         makingAmount: rec.side === "buy" ? usdc : shares,
         takingAmount: rec.side === "buy" ? shares : usdc,
         transactionsHashes: trades.map((t) => t.transaction_hash),
@@ -353,7 +365,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
 
   // ---------------------------------------------------------------- routes
 
-  const tokenQuery = (url: URL): { market: Market; tokenId: string } | Response => {
+  const tokenQuery = (url: ReqUrl): { market: Market; tokenId: string } | Response => {
     const tokenId = url.searchParams.get("token_id");
     if (!tokenId) return json({ error: "token_id is required" }, 400);
     const market = /^[0-9]{1,78}$/.test(tokenId) ? venue.marketForToken(BigInt(tokenId).toString()) : null;
@@ -361,7 +373,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     return { market, tokenId: BigInt(tokenId).toString() };
   };
 
-  const handleVenue = async (req: Request, url: URL): Promise<Response> => {
+  const handleVenue = async (req: Request, url: ReqUrl): Promise<Response> => {
     const path = url.pathname;
     const method = req.method;
 
@@ -488,11 +500,11 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       });
     }
     if (method === "POST" && path === "/order") {
-      return authed(async (c) => {
+      return authed((c) => {
         const body = parseJson(raw);
         if (body === undefined) return json({ error: "Invalid order payload: not JSON" }, 400);
-        const a = await submitOne(c, body);
-        return json(a.body, a.status);
+        const a = submitOne(c, body);
+        return a instanceof Promise ? a.then((x) => json(x.body, x.status)) : json(a.body, a.status);
       });
     }
     if (method === "POST" && path === "/orders") {
@@ -548,7 +560,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     return json({ error: `no route ${method} ${path}` }, 404);
   };
 
-  const handleSim = async (req: Request, url: URL): Promise<Response> => {
+  const handleSim = async (req: Request, url: ReqUrl): Promise<Response> => {
     const path = url.pathname;
     if (req.method === "POST" && path === "/_sim/credentials") {
       const b = await readJson(req);
@@ -606,7 +618,7 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       close: (ws) => channels.close(ws),
     },
     async fetch(req, srv) {
-      const url = new URL(req.url);
+      const url = requestUrl(req.url);
       try {
         if (url.pathname.startsWith("/_sim/")) return await handleSim(req, url);
         if (url.pathname === "/ws/market" || url.pathname === "/ws/user") {
@@ -641,6 +653,24 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
       await server.stop(true);
     },
   };
+}
+
+/** What the routes read of a request's URL. */
+type ReqUrl = Pick<URL, "pathname" | "searchParams">;
+
+const PLAIN_PATH = /^\/[A-Za-z0-9_/-]*$/;
+
+/**
+ * The request's path, without parsing the URL when it is plain (letters, digits, "_", "-" and "/", no
+ * query: the URL parser would leave it as it is); any other URL is parsed (dot segments, escapes, a query).
+ */
+function requestUrl(href: string): ReqUrl {
+  const start = href.indexOf("/", href.indexOf("//") + 2);
+  if (start > 0) {
+    const pathname = href.slice(start);
+    if (PLAIN_PATH.test(pathname)) return { pathname, searchParams: new URLSearchParams() };
+  }
+  return new URL(href);
 }
 
 interface ParsedPost {
@@ -685,24 +715,35 @@ function parsePostOrder(b: any): ParsedPost | string {
   };
 }
 
-/** Each credential's HMAC key, its secret decoded once. */
-const hmacKeys = new WeakMap<SimCredential, Buffer>();
+/** Each credential's HMAC-SHA256 hasher keyed with its secret (decoded once), copied for each message. */
+const hmacKeys = new WeakMap<SimCredential, Bun.CryptoHasher>();
 
 /**
  * The L2 check of research/polymarket-live.md: POLY_SIGNATURE is url-safe base64 (padding kept) of
- * HMAC-SHA256 under the base64-decoded secret of timestamp + METHOD + path + body; either base64
+ * HMAC-SHA256 under the base64-decoded secret of timestamp + METHOD + path (`head`) + `body`; either base64
  * alphabet is accepted, compared in constant time (as the service's l2-auth.ts signs it).
  */
-function verifyL2(cred: SimCredential, message: string, signature: string): boolean {
-  let key = hmacKeys.get(cred);
-  if (!key) hmacKeys.set(cred, (key = decodeSecret(cred.api_secret)));
-  const expected = Buffer.from(urlSafe(new Bun.CryptoHasher("sha256", key).update(message).digest("base64")));
+function verifyL2(cred: SimCredential, head: string, body: string, signature: string): boolean {
+  let keyed = hmacKeys.get(cred);
+  if (!keyed) hmacKeys.set(cred, (keyed = new Bun.CryptoHasher("sha256", decodeSecret(cred.api_secret))));
+  // 32 bytes are 43 base64 characters and one "=": url-safe base64 with its padding kept.
+  const expected = Buffer.from(`${keyed.copy().update(head).update(body).digest("base64url")}=`);
   const got = Buffer.from(urlSafe(signature.trim()));
   return expected.length === got.length && timingSafeEqual(expected, got);
 }
 
 function urlSafe(b64: string): string {
-  return b64.replace(/\+/g, "-").replace(/\//g, "_");
+  return b64.includes("+") || b64.includes("/") ? b64.replace(/\+/g, "-").replace(/\//g, "_") : b64;
+}
+
+/** Two addresses equal but for case. */
+function sameAddress(a: string, b: string): boolean {
+  return a === b || a.toLowerCase() === b.toLowerCase();
+}
+
+/** Units as decimal text (fromUnits), 0 without the arithmetic. */
+function amountText(units: bigint, decimals?: number): string {
+  return units === 0n ? "0" : fromUnits(units, decimals);
 }
 
 function parseJson(raw: string): unknown {
@@ -721,6 +762,9 @@ async function readJson(req: Request): Promise<any> {
   }
 }
 
-function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+/** Copied into each answer (a Response takes a copy of the headers it is given). */
+const JSON_HEADERS = new Headers({ "Content-Type": "application/json" });
+
+function json(body: unknown, status = 200, headers?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), { status, headers: headers ? { "Content-Type": "application/json", ...headers } : JSON_HEADERS });
 }
