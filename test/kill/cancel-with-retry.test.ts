@@ -53,8 +53,13 @@ describe("cancelWithRetry", () => {
     expect(gaps[0]).toBeGreaterThanOrEqual(15);
     expect(gaps[1]).toBeGreaterThanOrEqual(35);
     expect(gaps[2]).toBeGreaterThanOrEqual(75);
-    expect(Math.max(...gaps)).toBeLessThan(160);
     expect(s.calls.length).toBeGreaterThan(5);
+    // At the ceiling from the fourth gap on: their median (one timer fired late on a loaded machine,
+    // 173 ms in a CI run, must not fail it; a backoff still growing past 100 would).
+    const capped = gaps.slice(3).sort((a, b) => a - b);
+    const median = capped[Math.floor(capped.length / 2)]!;
+    expect(median).toBeGreaterThanOrEqual(95);
+    expect(median).toBeLessThan(160);
   });
 
   test("an attempt with no answer after half the time left gets another beside it, which confirms", async () => {
