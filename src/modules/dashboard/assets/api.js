@@ -19,8 +19,10 @@ export const session = {
 /** Calls the API; `onUnauthorized` runs on a 401 (the key was revoked or is wrong). */
 export function createApi({ onUnauthorized } = {}) {
   async function request(method, path, body, { key = session.get(), signal } = {}) {
-    const headers = { accept: "application/json" };
-    if (key) headers["x-api-key"] = key;
+    // Signed out (a refresh still under way when the key was cleared): nothing is sent without a key,
+    // and it is not the server's 401 (onUnauthorized would tell a key that was never refused).
+    if (!key) throw new ApiError(401, { title: "Signed out", detail: "signed out: no API key" });
+    const headers = { accept: "application/json", "x-api-key": key };
     if (body !== undefined) headers["content-type"] = "application/json";
     // Every POST carries an Idempotency-Key, so a retried click can never act twice.
     if (method === "POST") headers["idempotency-key"] = crypto.randomUUID();
