@@ -33,7 +33,7 @@
  * Test controls (no auth, no injected latency):
  *   POST /_sim/credentials, POST /_sim/wallets {wallet, owner}, POST /_sim/faults (partial updates, see
  *   SimFaults), GET /_sim/faults, GET /_sim/stats → {requests: {"METHOD /route": n}, posts: {id: n},
- *   cancels: {id: n}}, POST /_sim/reset (faults and stats), POST /_sim/ws/drop {channel?} (closes open
+ *   cancels: {id: n}}, POST /_sim/reset (faults and stats; held cancels answered 503), POST /_sim/ws/drop {channel?} (closes open
  *   sockets abruptly), GET /_sim/chain (with `chain`: the RPC URL, the exchanges' and Conditional
  *   Tokens' addresses and the sending account; 404 without).
  * Chain (`chain`, sim-chain.ts): each submission's matches are settled in one transaction emitting
@@ -602,6 +602,8 @@ export function startVenueSim(opts: VenueSimOptions = {}): VenueSim {
     }
     if (req.method === "POST" && path === "/_sim/reset") {
       state.reset();
+      // A cancel still held by an earlier hang fault is answered now (503), so no test inherits it.
+      for (const release of [...held]) release();
       return json({ ok: true });
     }
     return json({ error: `no route ${req.method} ${path}` }, 404);
