@@ -592,7 +592,7 @@ export function asPlaced(row: OrderRow, step: number, venueOrderId: string | nul
   return { ...row, status: last.status, history, updatedAt: new Date(last.at), venueOrderId, filledUnits, flaggedForReview: false };
 }
 
-/** The history column with `entry` appended (the column is JSON text, see schema.ts). */
+/** A delegated placement's status write as placedWriter carries it (transitionPlaced without `query`). */
 interface PlacedTransition {
   id: string;
   to: OrderStatus;
@@ -602,6 +602,7 @@ interface PlacedTransition {
   at: Date;
 }
 
+/** The history column with `entry` appended (the column is JSON text, see schema.ts). */
 const appendHistory = (entry: OrderHistoryEntry[]) => sql`(${orders.history}::jsonb || ${JSON.stringify(entry)}::jsonb)::text`;
 
 // ---------------------------------------------------------------- batch inserts

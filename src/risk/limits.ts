@@ -3,7 +3,9 @@
  * defaults, the cross-field rules a schema cannot express, and the merge of a
  * PATCH into the current limits.
  */
-import { t } from "elysia";
+// TypeBox's own builders (not Elysia's t): an integer limit is a JSON integer, as a USDC one is a JSON
+// number; Elysia's t.Integer would also take a numeric string such as "5".
+import { Type as t } from "@sinclair/typebox";
 import type { FieldError } from "../domain/field-error.ts";
 import { gt, tryFromDecimal } from "../domain/ratio.ts";
 import { decimalPlaces, numberToPlainString, USDC_DECIMALS } from "../domain/units.ts";

@@ -34,6 +34,7 @@ describeEachDatabase("heartbeat dead-man switch", (_kind, database) => {
     expectInvalid(await hb(tr, "PUT", { interval_s: 4 }), "/interval_s");
     expectInvalid(await hb(tr, "PUT", { interval_s: 3601 }), "/interval_s");
     expectInvalid(await hb(tr, "PUT", { interval_s: 10.5 }), "/interval_s");
+    expectInvalid(await hb(tr, "PUT", { interval_s: "30" }), "/interval_s");
     expectInvalid(await hb(tr, "PUT", {}), "/interval_s");
     expectProblem(await hb(tr, "POST"), 409, "invalid_state");
     const on = await hb(tr, "PUT", { interval_s: 5 });

@@ -152,13 +152,16 @@ describeEachDatabase("runaway guards", (_kind, database) => {
     const patch = (body: Record<string, unknown>) => t.call("PATCH", `/v1/agents/${tr.agent.id}/limits`, { key: tr.key, body });
     expectInvalid(await patch({ max_orders_per_minute: 0 }), "/max_orders_per_minute");
     expectInvalid(await patch({ max_open_orders: 2.5 }), "/max_open_orders");
+    // An integer limit is a JSON integer, as a USDC one is a JSON number: a numeric string is refused.
+    expectInvalid(await patch({ max_open_orders: "5" }), "/max_open_orders");
+    expectInvalid(await patch({ duplicate_window_s: "3" }), "/duplicate_window_s");
     expectInvalid(await patch({ duplicate_window_s: -1 }), "/duplicate_window_s");
     expectInvalid(await patch({ duplicate_window_s: 3601 }), "/duplicate_window_s");
     expectInvalid(await patch({ runaway_trip_count: 0 }), "/runaway_trip_count");
     expectInvalid(await patch({ approval_threshold_usdc: -1 }), "/approval_threshold_usdc");
     expectInvalid(await patch({ approval_threshold_usdc: "10" }), "/approval_threshold_usdc");
     expectInvalid(await patch({ approval_threshold_usdc: 1.0000001 }), "/limits/approval_threshold_usdc");
-    expect((await getAgent(t, tr)).limits.approval_threshold_usdc).toBeNull();
+    expect((await getAgent(t, tr)).limits).toMatchObject({ approval_threshold_usdc: null, max_open_orders: 100, duplicate_window_s: 5 });
     const set = await patch({ approval_threshold_usdc: 25.5, max_open_orders: 7 });
     expect(set.status).toBe(200);
     expect(set.body.limits).toMatchObject({ approval_threshold_usdc: 25.5, max_open_orders: 7 });

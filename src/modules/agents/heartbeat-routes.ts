@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { authPlugin } from "../../http/auth.ts";
 import { AgentHaltedError, InvalidRequestError, InvalidStateError, NotFoundError } from "../../errors/errors.ts";
@@ -5,8 +6,9 @@ import { problemResponses } from "../../errors/problem-model.ts";
 import type { HeartbeatService } from "./heartbeat-service.ts";
 import { AgentIdParam, AgentModel } from "./model.ts";
 
+// TypeBox's own Integer: a JSON integer only (Elysia's t.Integer also takes a numeric string such as "30").
 export const HeartbeatBody = t.Object(
-  { interval_s: t.Integer({ minimum: 5, maximum: 3600, description: "seconds a beat may take at most; the agent is killed when none arrives in time" }) },
+  { interval_s: Type.Integer({ minimum: 5, maximum: 3600, description: "seconds a beat may take at most; the agent is killed when none arrives in time" }) },
   { additionalProperties: false, examples: [{ interval_s: 30 }] },
 );
 
