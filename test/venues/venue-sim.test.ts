@@ -355,6 +355,29 @@ describe("faults", () => {
     expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
   });
 
+  test("POST /_sim/reset answers a held cancel (503, nothing cancelled) as well as clearing the faults", async () => {
+    const placed = await delegated(BOTH, "0.37");
+    if (!placed.ok) throw new Error(placed.error);
+    await faults({ cancel_hang_ratio: 1 });
+    const patient = new ClobVenue({ baseUrl: sim.url, timeoutMs: 30_000 });
+    const pending = patient.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH }).then(
+      (r) => ({ r }),
+      (e) => ({ e }),
+    );
+    for (let i = 0; i < 100 && sim.state.hanging === 0; i++) await Bun.sleep(5);
+    expect(sim.state.hanging).toBe(1);
+    const reset = await fetch(`${sim.url}/_sim/reset`, { method: "POST", body: "{}" });
+    expect(reset.status).toBe(200);
+    expect(sim.state.hanging).toBe(0);
+    const outcome = (await pending) as { r?: unknown; e?: unknown };
+    // The 503 of the release: never a confirmed cancel, and the order still rests.
+    if ("r" in outcome) expect(outcome.r).not.toEqual({ ok: true });
+    else expect(outcome.e).toBeInstanceOf(VenueUnavailableError);
+    expect((await venue.getOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH }))!.status).toBe("live");
+    // The faults are gone: the next cancel goes through.
+    expect(await venue.cancelOrder({ venue_order_id: placed.venue_order_id, credentials: BOTH })).toEqual({ ok: true });
+  });
+
   test("cancel_error_ratio: cancels answer the configured status (429 with Retry-After), nothing is cancelled", async () => {
     const placed = await delegated(BOTH, "0.40");
     if (!placed.ok) throw new Error(placed.error);
