@@ -35,6 +35,7 @@ import { healthModule } from "./modules/health/index.ts";
 import { balanceReaderOf, type ChainParts, createChain, loggingSink } from "./compose-chain.ts";
 import type { VenueReportSink } from "./domain/venue-report.ts";
 import { marketsModule } from "./modules/markets/index.ts";
+import { FirmKillService } from "./modules/kill/firm-kill-service.ts";
 import { cancelAllModule, firmKillModule, killModule } from "./modules/kill/index.ts";
 import { KillService } from "./modules/kill/service.ts";
 import { intentsModule } from "./modules/intents/index.ts";
@@ -96,6 +97,8 @@ export interface Services {
   intents: IntentService;
   orders: OrderService;
   kill: KillService;
+  /** The organization-wide kill and resume (POST /v1/kill, POST /v1/resume, GET /v1/kill). */
+  firmKill: FirmKillService;
   /** The dead-man switch: beats, and the sweep that kills agents past their deadline. */
   heartbeats: HeartbeatService;
   /** x402 pay-per-request (off unless X402_ENABLED). */
@@ -318,6 +321,7 @@ export function createServices(parts: {
     decisions: new DecisionService(database.db, clock),
     exposure: new ExposureService(database.db, agents, fills),
     kill,
+    firmKill: new FirmKillService({ db: database.db, agents, clock, logger, kill }),
     heartbeats: new HeartbeatService({ agents, kill, clock, logger }),
     payments: createPayments({
       config,
@@ -399,7 +403,7 @@ export function createApp(services: Services): App {
     .use(ordersModule({ orders: services.orders, auth }))
     .use(killModule({ kill: services.kill, auth }))
     .use(cancelAllModule({ kill: services.kill, auth }))
-    .use(firmKillModule({ kill: services.kill, auth }))
+    .use(firmKillModule({ firmKill: services.firmKill, auth }))
     .use(heartbeatModule({ heartbeats: services.heartbeats, auth }))
     .use(paymentsModule({ payments: services.payments, auth }))
     .use(decisionsModule({ decisions: services.decisions, auth }))

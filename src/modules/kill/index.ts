@@ -5,6 +5,7 @@ import { MARKET_ID_PATTERN } from "../markets/model.ts";
 import { problemResponses } from "../../errors/problem-model.ts";
 import { AgentIdParam, AgentModel } from "../agents/model.ts";
 import { VenueAuthSchema } from "../orders/model.ts";
+import { type FirmKillService, ORG_KEY_NEEDED } from "./firm-kill-service.ts";
 import type { KillService } from "./service.ts";
 
 export const KillBody = t.Object(
@@ -186,13 +187,13 @@ export const FirmState = t.Object(
   { examples: [{ org_id: ORG, halted: true, halted_at: KILL_EXAMPLE.started_at, agent_ids: [KILL_EXAMPLE.agent_id] }] },
 );
 
-export function firmKillModule(deps: { kill: KillService; auth: ReturnType<typeof authPlugin> }) {
-  const forbidden = new ForbiddenError("the firm-wide kill and resume need an organization API key (not scoped to an agent)");
+export function firmKillModule(deps: { firmKill: FirmKillService; auth: ReturnType<typeof authPlugin> }) {
+  const forbidden = new ForbiddenError(ORG_KEY_NEEDED);
   return new Elysia({ name: "firm-kill", prefix: "/v1" })
     .use(deps.auth)
     .post(
       "/kill",
-      ({ caller, body }) => deps.kill.killAll(caller, body.org_id, body.reason ?? null, { venueAuths: body.venue_auths }),
+      ({ caller, body }) => deps.firmKill.killAll(caller, body.org_id, body.reason ?? null, { venueAuths: body.venue_auths }),
       {
         auth: true,
         body: FirmKillBody,
@@ -204,7 +205,7 @@ export function firmKillModule(deps: { kill: KillService; auth: ReturnType<typeo
         },
       },
     )
-    .post("/resume", ({ caller, body }) => deps.kill.resumeAll(caller, body.org_id), {
+    .post("/resume", ({ caller, body }) => deps.firmKill.resumeAll(caller, body.org_id), {
       auth: true,
       body: FirmResumeBody,
       response: { 200: FirmResumeResult },
@@ -214,7 +215,7 @@ export function firmKillModule(deps: { kill: KillService; auth: ReturnType<typeo
         responses: problemResponses(forbidden),
       },
     })
-    .get("/kill", ({ caller }) => deps.kill.firmState(caller), {
+    .get("/kill", ({ caller }) => deps.firmKill.firmState(caller), {
       auth: true,
       response: { 200: FirmState },
       detail: { summary: "Whether the organization is halted by the firm-wide kill", tags: ["agents"], responses: problemResponses(forbidden) },
