@@ -288,6 +288,9 @@ if [[ "$hc" == *CMD* ]]; then ok "the image carries its HEALTHCHECK"; else fail 
 user="$(podman image inspect --format '{{.Config.User}}' "$IMAGE" 2>/dev/null)"
 if [[ -n "$user" && "$user" != root && "$user" != 0 ]]; then ok "the image's user is ${user}"; else fail "the image runs as root"; fi
 
+env_line="$(podman image inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$IMAGE" 2>/dev/null | grep '^MIMALLOC_PURGE_DELAY=' || true)"
+if [[ "$env_line" == "MIMALLOC_PURGE_DELAY=-1" ]]; then ok "the image keeps freed memory (${env_line})"; else fail "the image does not set MIMALLOC_PURGE_DELAY=-1 (${env_line:-unset})"; fi
+
 # ---------------------------------------------------------------------------------- the run
 http_status() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 "http://127.0.0.1:${port}$1" 2>/dev/null || true; }
 

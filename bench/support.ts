@@ -196,6 +196,8 @@ export async function startServiceProcess(o: {
     LOG_LEVEL: "warn",
     BUILDER_CODE: `0x${"ab".repeat(32)}`,
     DATABASE_URL: o.kind === "postgres" ? o.databaseUrl! : "",
+    // As `npm start` and the container image run it (docs/decisions.md, "The allocator keeps freed memory").
+    MIMALLOC_PURGE_DELAY: process.env.MIMALLOC_PURGE_DELAY ?? "-1",
     ...o.env,
   };
   const child = spawnLogged(["bun", ...(o.bunArgs ?? []), "run", "src/main.ts"], env, o.name ?? o.kind, o.maxLineChars, o.root ?? ROOT);

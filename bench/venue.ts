@@ -23,6 +23,8 @@
  *          --db postgres (else PGlite) --db-prefix NAME (bench_venue: the PostgreSQL databases are NAME_<service>,
  *          dropped and created at start, dropped at the end)
  *          --threads (the service's CPU per intent by thread: its main thread, Bun's HTTP client, JIT, GC)
+ *          --stream-env NAME=VALUE (repeatable): an environment variable for the stream service alone (an A/B
+ *          of a runtime setting against --baseline in the same rounds)
  */
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -54,7 +56,7 @@ const WALLET = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const LIMITS = { ...BENCH_LIMITS, price_band: 0.5, book_max_age_s: 86_400 };
 
 function parseArgs(argv: string[]) {
-  const o = { rounds: 3, only: [] as string[], pg: DEFAULT_PG, latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "", db: "pglite" as DatabaseKind, dbPrefix: "bench_venue", threads: false };
+  const o = { rounds: 3, only: [] as string[], pg: DEFAULT_PG, latency: 50, sequential: 200, warmup: 20, connections: 16, duration: 5, cpuProf: "", phases: "sequential,payload,delegated", baseline: "", db: "pglite" as DatabaseKind, dbPrefix: "bench_venue", threads: false, streamEnv: {} as Record<string, string> };
   return parseOptions(argv, o, {
     "--latency": (v) => (o.latency = Number(v())),
     "--sequential": (v) => (o.sequential = Number(v())),
@@ -67,6 +69,10 @@ function parseArgs(argv: string[]) {
     "--db": (v) => (o.db = v() === "postgres" ? "postgres" : "pglite"),
     "--db-prefix": (v) => (o.dbPrefix = v()),
     "--threads": () => (o.threads = true),
+    "--stream-env": (v) => {
+      const [k, ...rest] = v().split("=");
+      o.streamEnv[k] = rest.join("=");
+    },
   });
 }
 
@@ -311,7 +317,7 @@ await runMain(async () => {
   await waitHealthy(simUrl.value, sim, "venue simulator", { path: "/ok" });
 
   const services: Svc[] = [];
-  if (wanted(o, "stream")) services.push(await startService("stream", {}, o.cpuProf, o.connections));
+  if (wanted(o, "stream")) services.push(await startService("stream", o.streamEnv, o.cpuProf, o.connections));
   if (wanted(o, "rest")) services.push(await startService("rest", { VENUE_WS_URL: "off" }, o.cpuProf, o.connections));
   if (o.baseline && wanted(o, "baseline")) services.push(await startService("baseline", {}, o.cpuProf, o.connections, o.baseline));
 
