@@ -1,9 +1,14 @@
 /**
  * The SDK cannot drift from the service unnoticed: every SDK method is called against a recording
  * fetch, and what it sends (method, path, query parameters, body fields) is compared with the
- * service's OpenAPI document (GET /openapi) and the request-body schemas of the served routes.
+ * service's OpenAPI document (GET /openapi) and the request-body schemas of the served routes; and
+ * what each method's declared answer type holds (its fields, nested objects and arrays, union
+ * members) is compared by tsc with the response schemas of the route it calls.
  */
 import { beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { BrokerClient, type CreateAgentRequest, type CredentialsRequest, type DecisionRequest, type IntentRequest, type Limits, type ListMarketsQuery, type ListDecisionsQuery, type ListOrdersQuery, type ListPaymentsQuery, type RiskSummaryQuery, type SubmitSignedRequest } from "../../packages/sdk/src/client.ts";
 import type { CreateWebhookRequest } from "../../packages/sdk/src/client.ts";
 import { sharedPglite } from "../support/databases.ts";
@@ -15,6 +20,8 @@ const PENDING_ROUTES = new Set<string>([]);
 const PENDING_FIELDS: Record<string, string[]> = {};
 
 interface Sent {
+  /** The client method that was called when the request went out. */
+  method: string;
   route: string;
   query: string[];
   body: string[] | null;
@@ -22,11 +29,12 @@ interface Sent {
 
 const ID = "__ID__";
 const sent: Sent[] = [];
+let calling = "";
 const recordingFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
   const url = new URL(String(input));
   const route = `${init?.method ?? "GET"} ${url.pathname.split("/").map((s) => (s === ID ? "{*}" : s)).join("/")}`;
   const body = typeof init?.body === "string" ? Object.keys(JSON.parse(init.body)) : null;
-  sent.push({ route, query: [...url.searchParams.keys()], body });
+  sent.push({ method: calling, route, query: [...url.searchParams.keys()], body });
   return new Response(route.startsWith("GET /v1/events") ? "" : "{}", { status: 200, headers: { "content-type": "application/json" } });
 }) as typeof fetch;
 
@@ -71,7 +79,19 @@ let doc: any;
 beforeAll(async () => {
   t = await createTestApp(await sharedPglite());
   doc = (await t.call("GET", "/openapi")).body;
-  await callEverything(new BrokerClient({ baseUrl: "http://sdk.test", apiKey: "k", fetch: recordingFetch }));
+  const client = new BrokerClient({ baseUrl: "http://sdk.test", apiKey: "k", fetch: recordingFetch });
+  // Notes which public method each request came from (the method called last: calls are sequential).
+  const noting = new Proxy(client, {
+    get(target, name, receiver) {
+      const v = Reflect.get(target, name, receiver);
+      if (typeof v !== "function" || typeof name !== "string") return v;
+      return (...args: unknown[]) => {
+        calling = name;
+        return v.apply(target, args);
+      };
+    },
+  });
+  await callEverything(noting);
 });
 
 const norm = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/\{[^}]+\}|:[a-z_]+/g, "{*}")}`;
@@ -134,3 +154,138 @@ test("every POST carries an Idempotency-Key (checked on the recorded calls' head
   expect(keys.every((k) => typeof k === "string" && k.length >= 32)).toBe(true);
   expect(new Set(keys).size).toBe(keys.length);
 });
+
+/** The JSON schema of a route's 2xx answers (their union), as the key tree `Tree` in the check file gives a TS type. */
+function schemaTree(schema: any, depth = 0): string {
+  if (depth > 12) return '"any"';
+  if (schema === undefined || schema === null || schema === true) return '"any"';
+  if (schema.$ref) return schemaTree(resolveRef(schema.$ref), depth + 1);
+  const branches = schema.anyOf ?? schema.oneOf;
+  if (branches) {
+    const trees = [...new Set((branches as any[]).filter((b) => b.type !== "null").map((b) => schemaTree(b, depth + 1)))];
+    return trees.length ? trees.join(" | ") : '"leaf"';
+  }
+  if (schema.allOf) return schemaTree(Object.assign({}, ...schema.allOf.map((b: any) => (b.$ref ? resolveRef(b.$ref) : b))), depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type.filter((x: string) => x !== "null") : [schema.type];
+  if (type.includes("array")) return schemaTree(schema.items, depth + 1);
+  if (type.includes("object") || schema.properties) {
+    if (!schema.properties || Object.keys(schema.properties).length === 0) return '"record"';
+    const fields = Object.keys(schema.properties).sort().map((k) => `${JSON.stringify(k)}: ${schemaTree(schema.properties[k], depth + 1)}`);
+    return `{ ${fields.join("; ")} }`;
+  }
+  if (type[0] === undefined && schema.const === undefined && schema.enum === undefined) return '"any"';
+  return '"leaf"';
+}
+
+function resolveRef(ref: string): any {
+  return ref.replace(/^#\//, "").split("/").reduce((o: any, k) => o?.[k], doc);
+}
+
+function answerSchemas(route: string): any[] | null {
+  for (const [path, ops] of Object.entries<any>(doc.paths))
+    for (const [m, op] of Object.entries<any>(ops)) {
+      if (norm(m, path) !== route) continue;
+      const ok = Object.entries<any>(op.responses ?? {}).filter(([code]) => code.startsWith("2"));
+      const schemas = ok.map(([, r]) => r?.content?.["application/json"]?.schema).filter(Boolean);
+      return schemas.length ? schemas : null;
+    }
+  return null;
+}
+
+const SDK_CLIENT = resolve(import.meta.dir, "../../packages/sdk/src/client.ts");
+const TSC = resolve(import.meta.dir, "../../node_modules/.bin/tsc");
+/** Methods whose answer is not a JSON body (text, a stream, nothing) or not a route of the OpenAPI document. */
+const NOT_JSON = new Set(["metrics", "apiReference", "openapi", "events", "revokeApiKey", "deleteWebhook", "health", "ready"]);
+
+test("answers: each SDK method's declared answer type has exactly the fields of its route's response schemas (tsc)", () => {
+  // The check file: one key tree per method (the SDK's, from its declared type) against the route's.
+  const byMethod = new Map<string, string>();
+  for (const s of sent) if (s.method && !NOT_JSON.has(s.method) && !byMethod.has(s.method)) byMethod.set(s.method, s.route);
+  const lines: string[] = [
+    `import type { BrokerClient } from ${JSON.stringify(SDK_CLIENT.replace(/\.ts$/, ".js"))};`,
+    "type Leaf = string | number | boolean | bigint | null | undefined;",
+    "/** A type's shape: its fields (not whether they are optional or nullable), array items, union members; leaves are \"leaf\". */",
+    "/** Its named fields: an index signature (the SDK's `[extra: string]: unknown`, kept for fields added later) is not one. */",
+    "type Named<K> = string extends K ? never : number extends K ? never : K;",
+    "type Tree<T> = unknown extends T ? \"any\" : T extends Leaf ? \"leaf\" : T extends readonly (infer U)[] ? Tree<U> : [keyof { [K in keyof T as Named<K>]: 0 }] extends [never] ? \"record\" : { [K in keyof T as Named<K>]-?: Tree<Exclude<T[K], null | undefined>> };",
+    "type Equal<A, B> = (<G>() => G extends A ? 1 : 2) extends (<G>() => G extends B ? 1 : 2) ? true : false;",
+    "/** The members of S that equal no member of D. */",
+    "type Unmatched<S, D> = S extends unknown ? (true extends (D extends unknown ? Equal<S, D> : never) ? never : S) : never;",
+    "type Answer<M extends keyof BrokerClient> = BrokerClient[M] extends (...a: any[]) => Promise<infer R> ? Tree<R> : never;",
+    "type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;",
+    "type AllKeys<U> = U extends unknown ? keyof U : never;",
+    "/** The route's member with the same fields as S, if one has them. */",
+    "type SameKeys<S, D> = D extends unknown ? (Equal<keyof S, keyof D> extends true ? D : never) : never;",
+    "/** Where the route's schema says only \"an object\" (\"record\") or anything (\"any\"), the SDK's more precise type is not compared. */",
+    "type Align<S, D> = S extends unknown ? AlignOne<S, [SameKeys<S, D>] extends [never] ? D : SameKeys<S, D>> : never;",
+    "type AlignOne<S, D> = [D] extends [\"record\"] ? \"record\" : [D] extends [\"any\"] ? \"any\" : true extends IsUnion<D> ? S : S extends object ? (D extends object ? { [K in keyof S]: K extends keyof D ? Align<S[K], D[K]> : S[K] } : S) : S;",
+    "/** Where two object trees differ: fields only one has, and the fields both have that differ (by path). */",
+    "type Diff<S, D, P extends string = \"\"> = [S, D] extends [object, object] ? { [K in keyof S | keyof D]: K extends string ? (K extends keyof D ? (K extends keyof S ? (Equal<S[K], D[K]> extends true ? never : Diff<S[K], D[K], `${P}${K}.`>) : `sdk lacks ${P}${K}`) : `route lacks ${P}${K}`) : never }[keyof S | keyof D] : `${P}: ${S & string} / ${D & string}`;",
+    "/** The SDK's members (a union: variants of one answer) that are not a part of the route's one object (some of its fields, the same there). */",
+    "type NotPart<S, D> = S extends unknown ? ([Exclude<keyof S, keyof D>] extends [never] ? (Equal<S, Pick<D, keyof S & keyof D>> extends true ? never : S) : S) : never;",
+    "/**",
+    " * The same answers: the route's schemas a union (several status codes, anyOf): each member of one equals a member of the other;",
+    " * one schema and an SDK union (variants, e.g. by mode): each variant is a part of it and together they have all its fields;",
+    " * else equal.",
+    " */",
+    "type Same<Name extends string, S, D> = true extends IsUnion<D>",
+    "  ? [Unmatched<S, D>] extends [never] ? ([Unmatched<D, S>] extends [never] ? \"same\" : { drift: Name; route_member_no_sdk_type_has: Unmatched<D, S> }) : { drift: Name; sdk_member_the_route_lacks: Unmatched<S, D> }",
+    "  : true extends IsUnion<S>",
+    "    ? [NotPart<S, D>] extends [never] ? ([Exclude<keyof D, AllKeys<S>>] extends [never] ? \"same\" : { drift: Name; route_fields_no_sdk_variant_has: Exclude<keyof D, AllKeys<S>> }) : { drift: Name; diff: Diff<NotPart<S, D>, D> }",
+    "    : Equal<S, D> extends true ? \"same\" : { drift: Name; diff: Diff<S, D> };",
+    "/** For one of several methods of a route: each of its answers is one of the route's. */",
+    "type Within<Name extends string, S, D> = [Unmatched<S, D>] extends [never] ? \"same\" : { drift: Name; sdk_member_the_route_lacks: Unmatched<S, D> };",
+  ];
+  const methodsOfRoute = new Map<string, string[]>();
+  for (const [method, route] of byMethod) methodsOfRoute.set(route, [...(methodsOfRoute.get(route) ?? []), method]);
+  let compared = 0;
+  const skipped: string[] = [];
+  for (const [route, methods] of methodsOfRoute) {
+    const schemas = answerSchemas(route);
+    if (!schemas) {
+      skipped.push(route);
+      continue;
+    }
+    const docTree = [...new Set(schemas.map((x) => schemaTree(x)))].join(" | ");
+    const id = route.replace(/[^A-Za-z0-9]+/g, "_");
+    lines.push(`type Doc_${id} = ${docTree};`);
+    for (const m of methods) {
+      // A route several methods share (the intent's dry run and placement): each method's answers are
+      // some of the route's, and together they are all of them.
+      const check = methods.length > 1 ? "Within" : "Same";
+      lines.push(`export const ${m}: "same" = null! as ${check}<${JSON.stringify(`${m} (${route})`)}, Align<Answer<${JSON.stringify(m)}>, Doc_${id}>, Doc_${id}>;`);
+      compared++;
+    }
+    if (methods.length > 1) {
+      const union = methods.map((m) => `Align<Answer<${JSON.stringify(m)}>, Doc_${id}>`).join(" | ");
+      lines.push(`export const all_${id}: "same" = null! as Same<${JSON.stringify(route)}, ${union}, Doc_${id}>;`);
+    }
+  }
+  expect(compared).toBeGreaterThanOrEqual(40);
+  // Only answers that are not JSON objects are left out (DELETE's 204s).
+  expect(skipped.filter((r) => !r.startsWith("DELETE "))).toEqual([]);
+
+  const dir = mkdtempSync(join(tmpdir(), "sdk-answers-"));
+  try {
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    writeFileSync(join(dir, "answers.check.ts"), `${lines.join("\n")}\n`);
+    // The SDK's own compiler settings (packages/sdk/tsconfig.build.json), with Bun's types for its node: imports.
+    const compilerOptions = {
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      lib: ["ES2022", "DOM", "DOM.Iterable"],
+      strict: true,
+      skipLibCheck: true,
+      noEmit: true,
+      typeRoots: [resolve(import.meta.dir, "../../node_modules/@types")],
+      types: ["bun"],
+    };
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["answers.check.ts"] }));
+    const r = Bun.spawnSync([TSC, "--noErrorTruncation", "-p", join(dir, "tsconfig.json")], { cwd: dir });
+    const out = `${r.stdout.toString()}${r.stderr.toString()}`;
+    expect({ exit: r.exitCode, out: out.split("\n").filter((l) => l.trim() !== "").map((l) => l.replace(/^.*?Type '(.*)' is not assignable.*$/, "$1")).slice(0, 40) }).toEqual({ exit: 0, out: [] });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);

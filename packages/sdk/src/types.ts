@@ -1,7 +1,8 @@
 /**
  * The shapes of the brokerage REST API (the service's docs/api.md and docs/events.md), snake_case as on the wire.
  * test/sdk/openapi-drift.test.ts checks the routes, parameters and request fields against the
- * service's OpenAPI document so these cannot drift unnoticed.
+ * service's OpenAPI document, and each client method's answer type against its route's response
+ * schemas (fields, nested objects, variants), so these cannot drift unnoticed.
  */
 
 export type Hex = `0x${string}`;
@@ -114,6 +115,8 @@ export interface Agent {
   credentials: null | { scopes: Scope[]; key_hint: string; created_at: string };
   heartbeat?: null | { interval_s: number; last_at: string | null; deadline_at: string };
   created_at: string;
+  /** The service instance (its INSTANCE_ID) whose actor owns the agent now: the one that answered. */
+  owner_instance?: string | null;
   [extra: string]: unknown;
 }
 export interface CreateAgentRequest {
@@ -160,10 +163,10 @@ export interface RiskFailure {
   actual: number | string | null;
   [extra: string]: unknown;
 }
+/** An approval's risk result (a rejection is a 422 problem, RiskRejectedError, whose `failures` list every failed check). */
 export interface RiskResult {
   approved: boolean;
   checks: CheckResult[];
-  failures?: RiskFailure[];
   [extra: string]: unknown;
 }
 
@@ -281,8 +284,12 @@ export type SignableAnswer =
 export interface HeartbeatRequest {
   interval_s: number;
 }
+/** checkIntent's answer: 200 whether the checks pass or not. */
 export interface DryRunAnswer {
-  risk: RiskResult;
+  risk: RiskResult & {
+    /** When `approved` is false: every failed check (placeIntent throws RiskRejectedError with the same). */
+    failures?: RiskFailure[];
+  };
   [extra: string]: unknown;
 }
 
@@ -309,6 +316,8 @@ export interface SubmitSignedAnswer {
   order_id: string;
   status: OrderStatus;
   venue_order_id: string | null;
+  /** The order as stored after the venue's answer. */
+  order: Order;
   [extra: string]: unknown;
 }
 
@@ -372,12 +381,19 @@ export interface ApiKey {
   name: string | null;
   agent_id: string | null;
   created_at: string;
-  hint?: string;
+  /** The key's last 4 characters. */
+  hint: string;
   [extra: string]: unknown;
 }
-export interface IssuedApiKey extends ApiKey {
+/** A key just issued (createApiKey): the secret, shown once, in place of its hint. */
+export interface IssuedApiKey {
+  id: string;
+  name: string | null;
+  agent_id: string | null;
+  created_at: string;
   /** The secret, shown once. */
   key: string;
+  [extra: string]: unknown;
 }
 export interface CreateOrgAnswer {
   org: Org;

@@ -136,6 +136,19 @@ export type OrderModel = typeof OrderModel.static;
 // ------------------------------------------------------------------ OpenAPI documentation only
 
 const RiskModel = t.Object({ approved: t.Boolean(), checks: t.Array(RiskCheckModel) });
+const RiskFailureModel = t.Object({
+  check: t.String(),
+  code: t.String({ description: "stable snake_case reason, e.g. order_too_large" }),
+  message: t.String(),
+  limit: t.Union([t.Number(), t.Null()], { description: "the threshold that was crossed, when the check has one" }),
+  actual: t.Union([t.Number(), t.Null()], { description: "the value that crossed it, when the check has one" }),
+});
+/** A dry run answers 200 whether the checks pass or not: a refusal lists every failure. */
+const DryRunRiskModel = t.Object({
+  approved: t.Boolean(),
+  checks: t.Array(RiskCheckModel),
+  failures: t.Optional(t.Array(RiskFailureModel, { description: "when approved is false: every failed check" })),
+});
 const TypedData = t.Object(
   { domain: t.Object({}, { additionalProperties: true }), types: t.Object({}, { additionalProperties: true }), primaryType: t.Literal("Order"), message: t.Object({}, { additionalProperties: true }) },
   { description: "EIP-712 typed data, as eth_signTypedData_v4 and viem's signTypedData take it (docs/api.md#the-unsigned-order)" },
@@ -219,10 +232,10 @@ const notAwaiting = new InvalidStateError("order ord_20ew38ypczk6rwcdelno is ope
 export const ordersDetail = {
   intent: {
     summary: "Submit an order intent: eight risk checks, then an unsigned order (payload) or a placed order (delegated)",
-    description: "`?dry_run=true` runs the checks only and answers 200 `{risk}`. A rejection is 422 `risk_rejected` listing every failing check.",
+    description: "`?dry_run=true` runs the checks only and answers 200 `{risk}`, approved or not (a refusal's `risk.failures` lists every failing check). Without it a rejection is 422 `risk_rejected` listing every failing check.",
     tags: ["orders"],
     responses: {
-      "200": jsonResponse("Dry run: the risk decision, nothing created", t.Object({ risk: RiskModel }), {"risk": {"approved": true, "checks": [{"check": "breaker", "passed": true}, {"check": "market_filters", "passed": true}, {"check": "order_size", "passed": true}, {"check": "daily_volume", "passed": true}, {"check": "concentration", "passed": true}, {"check": "kelly_cap", "passed": true}, {"check": "price_sanity", "passed": true}, {"check": "liquidity_impact", "passed": true}]}}),
+      "200": jsonResponse("Dry run: the risk decision, nothing created", t.Object({ risk: DryRunRiskModel }), {"risk": {"approved": true, "checks": [{"check": "breaker", "passed": true}, {"check": "market_filters", "passed": true}, {"check": "order_size", "passed": true}, {"check": "daily_volume", "passed": true}, {"check": "concentration", "passed": true}, {"check": "kelly_cap", "passed": true}, {"check": "price_sanity", "passed": true}, {"check": "liquidity_impact", "passed": true}]}}),
       "201": jsonResponse(
         "Approved: an unsigned order to sign (payload mode) or an order already at the venue (delegated mode)",
         t.Union([PayloadAnswer, DelegatedAnswer]),
