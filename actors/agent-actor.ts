@@ -619,18 +619,31 @@ export class AgentActor<L extends ActorLimits, R extends StoredOrder = StoredOrd
    * Expires one unsigned order past its deadline (the sweep and a late submit-signed), releasing its
    * reservation. A submission in progress wins: the order is then no longer awaiting a signature.
    */
-  expire(orderId: string, phase: "awaiting_signature" | "pending_approval" = "awaiting_signature"): Promise<boolean> {
+  async expire(orderId: string, phase: "awaiting_signature" | "pending_approval" = "awaiting_signature"): Promise<boolean> {
+    return (await this.expireMany([orderId], phase)) === 1;
+  }
+
+  /**
+   * Expires orders of this agent whose `phase` deadline has come (the sweep), in one turn of the
+   * mailbox and one statement; answers how many moved. Those that left that phase meanwhile (signed,
+   * approved, cancelled) are left as they are.
+   */
+  expireMany(orderIds: readonly string[], phase: "awaiting_signature" | "pending_approval" = "awaiting_signature"): Promise<number> {
     const p = this.requirePorts();
     return this.mailbox.send(async () => {
-      const o = this.active.get(orderId);
-      // Only the phase whose deadline came: an order approved meanwhile now awaits its signature,
-      // under a new deadline, and is not expired for the approval deadline it met.
-      if (o && o.status !== phase) return false;
-      if (phase === "pending_approval" && o?.approvalDeadline && this.clock.now() < o.approvalDeadline.getTime()) return false;
+      const now = this.clock.now();
+      const due = orderIds.filter((id) => {
+        const o = this.active.get(id);
+        // Only the phase whose deadline came: an order approved meanwhile now awaits its signature,
+        // under a new deadline, and is not expired for the approval deadline it met.
+        if (o && o.status !== phase) return false;
+        return !(phase === "pending_approval" && o?.approvalDeadline && now < o.approvalDeadline.getTime());
+      });
+      if (due.length === 0) return 0;
       const reason = phase === "pending_approval" ? "approval deadline passed: nobody approved it in time" : "signature deadline passed";
-      const moved = await p.orders.transition(orderId, fromStatuses(phase === "pending_approval" ? "approval_expired" : "signature_expired"), "expired", reason);
-      if (moved) this.apply(orderId, { status: "expired" });
-      return moved !== null;
+      const moved = await p.orders.transitionMany(due, fromStatuses(phase === "pending_approval" ? "approval_expired" : "signature_expired"), "expired", reason);
+      for (const id of moved) this.apply(id, { status: "expired" });
+      return moved.length;
     });
   }
 

@@ -4,7 +4,7 @@
  * also append to the order's history.
  */
 import type { StatusPatch } from "../domain/order-status.ts";
-import { and, asc, desc, eq, inArray, isNotNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, lt, lte, notInArray, or, sql } from "drizzle-orm";
 import type { Db, QueryStatement, RunStatement } from "./database.ts";
 import { jsonbOrdered } from "./jsonb-order.ts";
 import { events, ORDER_WATCH, type OrderHistoryEntry, type OrderStatus, orders, riskDecisions } from "./schema.ts";
@@ -509,11 +509,11 @@ export class OrderRepository {
   }
 
   /** Orders awaiting a signature whose deadline has passed. */
-  async dueForExpiry(now: Date, limit = 500): Promise<{ id: string; agentId: string }[]> {
+  async dueForExpiry(now: Date, limit = 500, exceptAgents?: ReadonlySet<string>): Promise<{ id: string; agentId: string }[]> {
     return this.db
       .select({ id: orders.id, agentId: orders.agentId })
       .from(orders)
-      .where(and(sql`${ORDER_WATCH} = 'sign'`, eq(orders.status, "awaiting_signature"), lt(orders.signatureDeadline, now)))
+      .where(and(sql`${ORDER_WATCH} = 'sign'`, eq(orders.status, "awaiting_signature"), lt(orders.signatureDeadline, now), exceptAgentsOf(exceptAgents)))
       .limit(limit);
   }
 
@@ -521,11 +521,11 @@ export class OrderRepository {
    * Orders pending approval whose approval deadline has come (at the deadline itself too: an approval
    * at that same instant races the expiry in the agent's actor, and exactly one of them wins).
    */
-  async dueForApprovalExpiry(now: Date, limit = 500): Promise<{ id: string; agentId: string }[]> {
+  async dueForApprovalExpiry(now: Date, limit = 500, exceptAgents?: ReadonlySet<string>): Promise<{ id: string; agentId: string }[]> {
     return this.db
       .select({ id: orders.id, agentId: orders.agentId })
       .from(orders)
-      .where(and(sql`${ORDER_WATCH} = 'approve'`, eq(orders.status, "pending_approval"), lte(orders.approvalDeadline, now)))
+      .where(and(sql`${ORDER_WATCH} = 'approve'`, eq(orders.status, "pending_approval"), lte(orders.approvalDeadline, now), exceptAgentsOf(exceptAgents)))
       .limit(limit);
   }
 
@@ -943,3 +943,8 @@ const fencedRejectionStatement = memoBySize((rows) => {
     `d as (${valuesInsert("risk_decisions", DECISION_COLUMNS, rows, 1)}) select agent_lease_fence($${first + 1}::text[], $${first + 2}::int8[])`
   );
 });
+
+/** `agent_id` not one of `agents` (none given: no condition). */
+function exceptAgentsOf(agents?: ReadonlySet<string>) {
+  return agents && agents.size > 0 ? notInArray(orders.agentId, [...agents]) : undefined;
+}

@@ -661,6 +661,35 @@ describeEachDatabase("payload orders HTTP", (_kind, database) => {
     });
   });
 
+  test("one expiry pass expires every due order, past a page of 500, across agents, and releases their reservations", async () => {
+    const limits = { min_order_usdc: 1, max_order_usdc: 1_000, daily_volume_usdc: 1_000_000, capital_usdc: 1_000_000, max_market_exposure_pct: 1, kelly_fallback_pct: 1, max_depth_share: 1, max_slippage: 1, duplicate_window_s: 0, max_orders_per_minute: 10_000, max_open_orders: 10_000, runaway_trip_count: 10_000 };
+    const traders = await Promise.all([0, 1, 2].map(() => newTrader(t, { body: { limits } })));
+    const PER_AGENT = 370; // 1,110 in all
+    for (const tr of traders) {
+      for (let i = 0; i < PER_AGENT; i += 10) {
+        await Promise.all(Array.from({ length: Math.min(10, PER_AGENT - i) }, () => approved(t, tr, { size_usdc: 5, price: 0.5 })));
+      }
+      const agent = await getAgent(t, tr);
+      expect(agent.open_orders).toBe(PER_AGENT);
+      expect(agent.daily_volume.used_usdc).toBe(5 * PER_AGENT);
+    }
+    const awaiting = async () => {
+      const rows = await db.db.select({ agentId: orders.agentId, status: orders.status }).from(orders).where(eq(orders.status, "awaiting_signature"));
+      return rows.filter((r) => traders.some((tr) => tr.agent.id === r.agentId)).length;
+    };
+    expect(await awaiting()).toBe(3 * PER_AGENT);
+
+    // Pages of 500 (the sweep reads 2,000 at a time): 1,110 due orders take three.
+    const n = await t.app.services.orders.expireDue(new Date(Date.now() + 10 * 60_000), { page: 500 });
+    expect(n).toBeGreaterThanOrEqual(3 * PER_AGENT);
+    expect(await awaiting()).toBe(0);
+    for (const tr of traders) {
+      const agent = await getAgent(t, tr);
+      expect(agent.open_orders).toBe(0);
+      expect(agent.daily_volume.used_usdc).toBe(0);
+    }
+  }, 120_000);
+
   describe("kill switch (payload mode)", () => {
     test("cancels the order awaiting its signature and the open one, trips the breaker, and holds until resume", async () => {
       const tr = await newTrader(t);
