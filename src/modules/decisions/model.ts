@@ -3,6 +3,7 @@ import { InvalidRequestError } from "../../errors/errors.ts";
 import { problemResponses } from "../../errors/problem-model.ts";
 import { idPattern } from "../../domain/ids.ts";
 import { PageQuery } from "../../http/pagination.ts";
+import { RiskCheckModel, RiskFailureModel } from "../orders/model.ts";
 
 /** From a real run: an approved intent and a rejected one of the same agent (GET /v1/risk/decisions?agent_id=…&limit=2). */
 export const DECISIONS_EXAMPLE = {"data": [{"id": "dec_20ew8vwym0xzm8s63jai", "agent_id": "agt_20ew8vwrxtsore1bcqcx", "approved": false, "intent": {"side": "buy", "price": 0.49, "agent_id": "agt_20ew8vwrxtsore1bcqcx", "market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "size_usdc": 500}, "failures": [{"code": "order_too_large", "check": "order_size", "limit": 100, "actual": 500, "message": "size 500 USDC is above max_order_usdc 100"}, {"code": "concentration_exceeded", "check": "concentration", "limit": 200, "actual": 504.998, "message": "exposure 4.998 USDC in this market plus 500 exceeds max_market_exposure_pct 0.2 × capital_usdc 1000 = 200"}, {"code": "kelly_cap_exceeded", "check": "kelly_cap", "limit": 20, "actual": 500, "message": "without a probability the size is capped at kelly_fallback_pct 0.02 × capital_usdc 1000; 500 USDC exceeds it"}], "checks": [{"check": "breaker", "passed": true}, {"check": "market_filters", "passed": true}, {"check": "order_size", "passed": false}, {"check": "daily_volume", "passed": true}, {"check": "concentration", "passed": false}, {"check": "kelly_cap", "passed": false}, {"check": "price_sanity", "passed": true}, {"check": "liquidity_impact", "passed": true}], "order_id": null, "created_at": "2026-11-24T04:03:41.524Z"}, {"id": "dec_20ew8vwwoht2g84g3jpc", "agent_id": "agt_20ew8vwrxtsore1bcqcx", "approved": true, "intent": {"side": "buy", "price": 0.49, "agent_id": "agt_20ew8vwrxtsore1bcqcx", "market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "size_usdc": 5}, "failures": [], "checks": [], "order_id": "ord_20ew8vwwohslcb7nbnv8", "created_at": "2026-11-24T04:03:41.500Z"}], "next_cursor": null};
@@ -25,17 +26,8 @@ export const DecisionModel = t.Object({
   agent_id: t.String(),
   approved: t.Boolean(),
   intent: t.Record(t.String(), t.Unknown(), { description: "the intent as submitted, with its agent_id" }),
-  failures: t.Array(
-    t.Object({
-      check: t.String(),
-      code: t.String(),
-      message: t.String(),
-      limit: t.Optional(t.Union([t.Number(), t.String(), t.Null()])),
-      actual: t.Optional(t.Union([t.Number(), t.String(), t.Null()])),
-    }),
-    { description: "every failing check in the fixed order (empty when approved)" },
-  ),
-  checks: t.Array(t.Object({ check: t.String(), passed: t.Boolean() }), { description: "all eight checks of a rejection (empty when approved)" }),
+  failures: t.Array(RiskFailureModel, { description: "every failing check in the fixed order (empty when approved)" }),
+  checks: t.Array(RiskCheckModel, { description: "all eight checks of a rejection (empty when approved)" }),
   order_id: t.Union([t.String(), t.Null()]),
   created_at: t.String(),
 });

@@ -70,6 +70,14 @@ export const ListOrdersQuery = t.Object(
 );
 
 export const RiskCheckModel = t.Object({ check: t.String(), passed: t.Boolean() });
+/** One failed risk check, as a dry run, a 422 risk_rejected and a stored decision report it. */
+export const RiskFailureModel = t.Object({
+  check: t.String(),
+  code: t.String({ description: "stable snake_case reason, e.g. order_too_large" }),
+  message: t.String(),
+  limit: t.Optional(t.Union([t.Number(), t.String(), t.Null()], { description: "the threshold that was crossed, when the check has one" })),
+  actual: t.Optional(t.Union([t.Number(), t.String(), t.Null()], { description: "the value that crossed it, when the check has one" })),
+});
 
 export const ORDER_EXAMPLE = {"id": "ord_20ew38ypczk6rwcdelno", "agent_id": "agt_20ew38ygo3k92ke1kcen", "mode": "payload", "market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "side": "buy", "size_usdc": 5, "price": 0.49, "order_type": "GTC", "status": "open", "order_hash": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "venue_order_id": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "filled_usdc": 0, "flagged_for_review": false, "client_order_id": null, "created_at": "2026-11-24T03:13:45.500Z", "updated_at": "2026-11-24T03:13:45.647Z", "history": [{"at": "2026-11-24T03:13:45.500Z", "reason": "approved by the risk engine", "status": "awaiting_signature"}, {"at": "2026-11-24T03:13:45.641Z", "reason": "signature verified", "status": "submitting"}, {"at": "2026-11-24T03:13:45.647Z", "reason": "resting at the venue", "status": "open"}]};
 
@@ -136,13 +144,6 @@ export type OrderModel = typeof OrderModel.static;
 // ------------------------------------------------------------------ OpenAPI documentation only
 
 const RiskModel = t.Object({ approved: t.Boolean(), checks: t.Array(RiskCheckModel) });
-const RiskFailureModel = t.Object({
-  check: t.String(),
-  code: t.String({ description: "stable snake_case reason, e.g. order_too_large" }),
-  message: t.String(),
-  limit: t.Union([t.Number(), t.Null()], { description: "the threshold that was crossed, when the check has one" }),
-  actual: t.Union([t.Number(), t.Null()], { description: "the value that crossed it, when the check has one" }),
-});
 /** A dry run answers 200 whether the checks pass or not: a refusal lists every failure. */
 const DryRunRiskModel = t.Object({
   approved: t.Boolean(),
