@@ -50,8 +50,10 @@ import { positionsModule } from "./modules/positions/index.ts";
 import { PaperVenue } from "./venues/paper/paper-venue.ts";
 import { toOrderModel } from "./modules/orders/order-view.ts";
 import { eventsModule } from "./modules/events/index.ts";
+import { BrokerEventModel } from "./modules/events/model.ts";
 import { EventStreamService } from "./modules/events/service.ts";
 import { webhooksModule } from "./modules/webhooks/index.ts";
+import { WebhookMessageModel, webhooksDocumentation } from "./modules/webhooks/model.ts";
 import { WebhookService } from "./modules/webhooks/service.ts";
 import { createWebhookMetrics, WebhookDispatcher } from "./modules/webhooks/dispatcher.ts";
 import { EventLog } from "./db/event-log.ts";
@@ -387,7 +389,11 @@ export function createApp(services: Services): App {
               apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
               adminToken: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN, for POST /v1/orgs only" },
             },
+            // What GET /v1/events and webhook endpoints receive (not a route's JSON answer, so listed here).
+            schemas: { BrokerEvent: BrokerEventModel, WebhookMessage: WebhookMessageModel },
           },
+          // OpenAPI 3.1's outgoing requests: the message of each event type a webhook endpoint receives.
+          webhooks: webhooksDocumentation(),
           security: [{ apiKey: [] }],
         },
       }),

@@ -253,7 +253,7 @@ describe("TypeScript examples of the docs, run against the live service", () => 
           });
         };
         const statuses: number[] = [];
-        const body = JSON.stringify({ id: null, type: "webhook_test", timestamp: new Date().toISOString(), agent_id: null, data: {} });
+        const body = JSON.stringify({ id: null, type: "webhook_test", timestamp: new Date().toISOString(), agent_id: null, data: { webhook_id: "whk_x", message: "a test message" } });
         const r = await run(
           b,
           "",

@@ -8,7 +8,7 @@ import { Value } from "@sinclair/typebox/value";
 import { CreateAgentBody, PatchLimitsBody } from "../../src/modules/agents/model.ts";
 import { IssueKeyBody } from "../../src/modules/api-keys/model.ts";
 import { CredentialsBody } from "../../src/modules/credentials/model.ts";
-import { KillBody } from "../../src/modules/kill/index.ts";
+import { KillBody } from "../../src/modules/kill/model.ts";
 import { IntentBody } from "../../src/modules/intents/model.ts";
 import { DecisionBody, SubmitSignedBody } from "../../src/modules/orders/model.ts";
 import { HeartbeatBody } from "../../src/modules/agents/heartbeat-routes.ts";

@@ -197,45 +197,77 @@ const TSC = resolve(import.meta.dir, "../../node_modules/.bin/tsc");
 /** Methods whose answer is not a JSON body (text, a stream, nothing) or not a route of the OpenAPI document. */
 const NOT_JSON = new Set(["metrics", "apiReference", "openapi", "events", "revokeApiKey", "deleteWebhook", "health", "ready"]);
 
+/** Type-checks the check file with tsc: its exit code and its first complaints (the drifting types). */
+function typecheck(lines: string[]): { exit: number | null; out: string[] } {
+  const dir = mkdtempSync(join(tmpdir(), "sdk-answers-"));
+  try {
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    writeFileSync(join(dir, "answers.check.ts"), `${lines.join("\n")}\n`);
+    // The SDK's own compiler settings (packages/sdk/tsconfig.build.json), with Bun's types for its node: imports.
+    const compilerOptions = {
+      target: "ES2022",
+      module: "NodeNext",
+      moduleResolution: "NodeNext",
+      lib: ["ES2022", "DOM", "DOM.Iterable"],
+      strict: true,
+      skipLibCheck: true,
+      noEmit: true,
+      typeRoots: [resolve(import.meta.dir, "../../node_modules/@types")],
+      types: ["bun"],
+    };
+    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["answers.check.ts"] }));
+    const r = Bun.spawnSync([TSC, "--noErrorTruncation", "-p", join(dir, "tsconfig.json")], { cwd: dir });
+    const out = `${r.stdout.toString()}${r.stderr.toString()}`;
+    return { exit: r.exitCode, out: out.split("\n").filter((l) => l.trim() !== "").map((l) => l.replace(/^.*?Type '(.*)' is not assignable.*$/, "$1")).slice(0, 40) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The check file's start: the SDK's types, and the key-tree comparisons. */
+const CHECK_HEADER: string[] = [
+  `import type { BrokerClient, BrokerEvent, WebhookMessage } from ${JSON.stringify(SDK_CLIENT.replace(/\.ts$/, ".js"))};`,
+  "type Leaf = string | number | boolean | bigint | null | undefined;",
+  "/** A type's shape: its fields (not whether they are optional or nullable), array items, union members; leaves are \"leaf\". */",
+  "/** Its named fields: an index signature (the SDK's `[extra: string]: unknown`, kept for fields added later) is not one. */",
+  "type Named<K> = string extends K ? never : number extends K ? never : K;",
+  "/** A field that is only ever null (an organization's event's agent_id) is a leaf too. */",
+  "type Field<T> = [Exclude<T, null | undefined>] extends [never] ? \"leaf\" : Tree<Exclude<T, null | undefined>>;",
+  "type Tree<T> = unknown extends T ? \"any\" : T extends Leaf ? \"leaf\" : T extends readonly (infer U)[] ? Tree<U> : [keyof { [K in keyof T as Named<K>]: 0 }] extends [never] ? \"record\" : { [K in keyof T as Named<K>]-?: Field<T[K]> };",
+  "type Equal<A, B> = (<G>() => G extends A ? 1 : 2) extends (<G>() => G extends B ? 1 : 2) ? true : false;",
+  "/** The members of S that equal no member of D. */",
+  "type Unmatched<S, D> = S extends unknown ? (true extends (D extends unknown ? Equal<S, D> : never) ? never : S) : never;",
+  "type Answer<M extends keyof BrokerClient> = BrokerClient[M] extends (...a: any[]) => Promise<infer R> ? Tree<R> : never;",
+  "type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;",
+  "type AllKeys<U> = U extends unknown ? keyof U : never;",
+  "/** The route's member with the same fields as S, if one has them. */",
+  "type SameKeys<S, D> = D extends unknown ? (Equal<keyof S, keyof D> extends true ? D : never) : never;",
+  "/** Where the route's schema says only \"an object\" (\"record\") or anything (\"any\"), the SDK's more precise type is not compared. */",
+  "type Align<S, D> = S extends unknown ? AlignOne<S, [SameKeys<S, D>] extends [never] ? D : SameKeys<S, D>> : never;",
+  "type AlignOne<S, D> = [D] extends [\"record\"] ? \"record\" : [D] extends [\"any\"] ? \"any\" : true extends IsUnion<D> ? S : S extends object ? (D extends object ? { [K in keyof S]: K extends keyof D ? Align<S[K], D[K]> : S[K] } : S) : S;",
+  "/** Where two object trees differ: fields only one has, and the fields both have that differ (by path). */",
+  "type Diff<S, D, P extends string = \"\"> = [S, D] extends [object, object] ? { [K in keyof S | keyof D]: K extends string ? (K extends keyof D ? (K extends keyof S ? (Equal<S[K], D[K]> extends true ? never : Diff<S[K], D[K], `${P}${K}.`>) : `sdk lacks ${P}${K}`) : `route lacks ${P}${K}`) : never }[keyof S | keyof D] : `${P}: ${S & string} / ${D & string}`;",
+  "/** The SDK's members (a union: variants of one answer) that are not a part of the route's one object (some of its fields, the same there). */",
+  "type NotPart<S, D> = S extends unknown ? ([Exclude<keyof S, keyof D>] extends [never] ? (Equal<S, Pick<D, keyof S & keyof D>> extends true ? never : S) : S) : never;",
+  "/**",
+  " * The same answers: the route's schemas a union (several status codes, anyOf): each member of one equals a member of the other;",
+  " * one schema and an SDK union (variants, e.g. by mode): each variant is a part of it and together they have all its fields;",
+  " * else equal.",
+  " */",
+  "type Same<Name extends string, S, D> = true extends IsUnion<D>",
+  "  ? [Unmatched<S, D>] extends [never] ? ([Unmatched<D, S>] extends [never] ? \"same\" : { drift: Name; route_member_no_sdk_type_has: Unmatched<D, S> }) : { drift: Name; sdk_member_the_route_lacks: Unmatched<S, D> }",
+  "  : true extends IsUnion<S>",
+  "    ? [NotPart<S, D>] extends [never] ? ([Exclude<keyof D, AllKeys<S>>] extends [never] ? \"same\" : { drift: Name; route_fields_no_sdk_variant_has: Exclude<keyof D, AllKeys<S>> }) : { drift: Name; diff: Diff<NotPart<S, D>, D> }",
+  "    : Equal<S, D> extends true ? \"same\" : { drift: Name; diff: Diff<S, D> };",
+  "/** For one of several methods of a route: each of its answers is one of the route's. */",
+  "type Within<Name extends string, S, D> = [Unmatched<S, D>] extends [never] ? \"same\" : { drift: Name; sdk_member_the_route_lacks: Unmatched<S, D> };",
+];
+
 test("answers: each SDK method's declared answer type has exactly the fields of its route's response schemas (tsc)", () => {
   // The check file: one key tree per method (the SDK's, from its declared type) against the route's.
   const byMethod = new Map<string, string>();
   for (const s of sent) if (s.method && !NOT_JSON.has(s.method) && !byMethod.has(s.method)) byMethod.set(s.method, s.route);
-  const lines: string[] = [
-    `import type { BrokerClient } from ${JSON.stringify(SDK_CLIENT.replace(/\.ts$/, ".js"))};`,
-    "type Leaf = string | number | boolean | bigint | null | undefined;",
-    "/** A type's shape: its fields (not whether they are optional or nullable), array items, union members; leaves are \"leaf\". */",
-    "/** Its named fields: an index signature (the SDK's `[extra: string]: unknown`, kept for fields added later) is not one. */",
-    "type Named<K> = string extends K ? never : number extends K ? never : K;",
-    "type Tree<T> = unknown extends T ? \"any\" : T extends Leaf ? \"leaf\" : T extends readonly (infer U)[] ? Tree<U> : [keyof { [K in keyof T as Named<K>]: 0 }] extends [never] ? \"record\" : { [K in keyof T as Named<K>]-?: Tree<Exclude<T[K], null | undefined>> };",
-    "type Equal<A, B> = (<G>() => G extends A ? 1 : 2) extends (<G>() => G extends B ? 1 : 2) ? true : false;",
-    "/** The members of S that equal no member of D. */",
-    "type Unmatched<S, D> = S extends unknown ? (true extends (D extends unknown ? Equal<S, D> : never) ? never : S) : never;",
-    "type Answer<M extends keyof BrokerClient> = BrokerClient[M] extends (...a: any[]) => Promise<infer R> ? Tree<R> : never;",
-    "type IsUnion<T, U = T> = T extends unknown ? ([U] extends [T] ? false : true) : never;",
-    "type AllKeys<U> = U extends unknown ? keyof U : never;",
-    "/** The route's member with the same fields as S, if one has them. */",
-    "type SameKeys<S, D> = D extends unknown ? (Equal<keyof S, keyof D> extends true ? D : never) : never;",
-    "/** Where the route's schema says only \"an object\" (\"record\") or anything (\"any\"), the SDK's more precise type is not compared. */",
-    "type Align<S, D> = S extends unknown ? AlignOne<S, [SameKeys<S, D>] extends [never] ? D : SameKeys<S, D>> : never;",
-    "type AlignOne<S, D> = [D] extends [\"record\"] ? \"record\" : [D] extends [\"any\"] ? \"any\" : true extends IsUnion<D> ? S : S extends object ? (D extends object ? { [K in keyof S]: K extends keyof D ? Align<S[K], D[K]> : S[K] } : S) : S;",
-    "/** Where two object trees differ: fields only one has, and the fields both have that differ (by path). */",
-    "type Diff<S, D, P extends string = \"\"> = [S, D] extends [object, object] ? { [K in keyof S | keyof D]: K extends string ? (K extends keyof D ? (K extends keyof S ? (Equal<S[K], D[K]> extends true ? never : Diff<S[K], D[K], `${P}${K}.`>) : `sdk lacks ${P}${K}`) : `route lacks ${P}${K}`) : never }[keyof S | keyof D] : `${P}: ${S & string} / ${D & string}`;",
-    "/** The SDK's members (a union: variants of one answer) that are not a part of the route's one object (some of its fields, the same there). */",
-    "type NotPart<S, D> = S extends unknown ? ([Exclude<keyof S, keyof D>] extends [never] ? (Equal<S, Pick<D, keyof S & keyof D>> extends true ? never : S) : S) : never;",
-    "/**",
-    " * The same answers: the route's schemas a union (several status codes, anyOf): each member of one equals a member of the other;",
-    " * one schema and an SDK union (variants, e.g. by mode): each variant is a part of it and together they have all its fields;",
-    " * else equal.",
-    " */",
-    "type Same<Name extends string, S, D> = true extends IsUnion<D>",
-    "  ? [Unmatched<S, D>] extends [never] ? ([Unmatched<D, S>] extends [never] ? \"same\" : { drift: Name; route_member_no_sdk_type_has: Unmatched<D, S> }) : { drift: Name; sdk_member_the_route_lacks: Unmatched<S, D> }",
-    "  : true extends IsUnion<S>",
-    "    ? [NotPart<S, D>] extends [never] ? ([Exclude<keyof D, AllKeys<S>>] extends [never] ? \"same\" : { drift: Name; route_fields_no_sdk_variant_has: Exclude<keyof D, AllKeys<S>> }) : { drift: Name; diff: Diff<NotPart<S, D>, D> }",
-    "    : Equal<S, D> extends true ? \"same\" : { drift: Name; diff: Diff<S, D> };",
-    "/** For one of several methods of a route: each of its answers is one of the route's. */",
-    "type Within<Name extends string, S, D> = [Unmatched<S, D>] extends [never] ? \"same\" : { drift: Name; sdk_member_the_route_lacks: Unmatched<S, D> };",
-  ];
+  const lines: string[] = [...CHECK_HEADER];
   const methodsOfRoute = new Map<string, string[]>();
   for (const [method, route] of byMethod) methodsOfRoute.set(route, [...(methodsOfRoute.get(route) ?? []), method]);
   let compared = 0;
@@ -265,27 +297,34 @@ test("answers: each SDK method's declared answer type has exactly the fields of 
   // Only answers that are not JSON objects are left out (DELETE's 204s).
   expect(skipped.filter((r) => !r.startsWith("DELETE "))).toEqual([]);
 
-  const dir = mkdtempSync(join(tmpdir(), "sdk-answers-"));
-  try {
-    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
-    writeFileSync(join(dir, "answers.check.ts"), `${lines.join("\n")}\n`);
-    // The SDK's own compiler settings (packages/sdk/tsconfig.build.json), with Bun's types for its node: imports.
-    const compilerOptions = {
-      target: "ES2022",
-      module: "NodeNext",
-      moduleResolution: "NodeNext",
-      lib: ["ES2022", "DOM", "DOM.Iterable"],
-      strict: true,
-      skipLibCheck: true,
-      noEmit: true,
-      typeRoots: [resolve(import.meta.dir, "../../node_modules/@types")],
-      types: ["bun"],
-    };
-    writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["answers.check.ts"] }));
-    const r = Bun.spawnSync([TSC, "--noErrorTruncation", "-p", join(dir, "tsconfig.json")], { cwd: dir });
-    const out = `${r.stdout.toString()}${r.stderr.toString()}`;
-    expect({ exit: r.exitCode, out: out.split("\n").filter((l) => l.trim() !== "").map((l) => l.replace(/^.*?Type '(.*)' is not assignable.*$/, "$1")).slice(0, 40) }).toEqual({ exit: 0, out: [] });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  const r = typecheck(lines);
+  expect(r).toEqual({ exit: 0, out: [] });
+}, 60_000);
+
+test("events and webhook messages: the SDK's BrokerEvent and WebhookMessage have exactly the variants and fields of the service's schemas (tsc)", () => {
+  const schemas = doc.components?.schemas ?? {};
+  // The stream's envelope, one variant per type, and the webhook message of each type (and the test message).
+  expect((schemas.BrokerEvent?.anyOf ?? []).length).toBe(5);
+  expect((schemas.WebhookMessage?.anyOf ?? []).length).toBe(6);
+  // The OpenAPI document's webhooks: each type's message is the schema's variant of that type.
+  expect(Object.keys(doc.webhooks ?? {}).sort()).toEqual(["breaker", "kill", "order", "risk_rejected", "webhook_disabled", "webhook_test"]);
+  for (const [type, item] of Object.entries<any>(doc.webhooks)) {
+    const body = item.post.requestBody.content["application/json"].schema;
+    expect(body.properties.type.const).toBe(type);
+    expect(schemaTree(body)).toBe(schemaTree(schemas.WebhookMessage.anyOf.find((v: any) => v.properties.type.const === type)));
   }
+  expect(doc.paths["/v1/events"].get.responses["200"].content["text/event-stream"]["x-data-schema"]).toEqual({ $ref: "#/components/schemas/BrokerEvent" });
+  // Variant by variant (the `type` tells them apart): the SDK's variant of each type against the schema's.
+  const lines = [...CHECK_HEADER];
+  for (const [name, schema] of [["BrokerEvent", schemas.BrokerEvent], ["WebhookMessage", schemas.WebhookMessage]] as const) {
+    const types = schema.anyOf.map((v: any) => v.properties.type.const as string);
+    lines.push(`export const ${name}_types: true = null! as Equal<${name}["type"], ${types.map((x: string) => JSON.stringify(x)).join(" | ")}>;`);
+    for (const v of schema.anyOf) {
+      const type = v.properties.type.const as string;
+      const id = `${name}_${type}`;
+      lines.push(`type Doc_${id} = ${schemaTree(v)};`);
+      lines.push(`export const ${id}: "same" = null! as Same<${JSON.stringify(`${name} ${type}`)}, Align<Tree<Extract<${name}, { type: ${JSON.stringify(type)} }>>, Doc_${id}>, Doc_${id}>;`);
+    }
+  }
+  expect(typecheck(lines)).toEqual({ exit: 0, out: [] });
 }, 60_000);

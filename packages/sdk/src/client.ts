@@ -358,7 +358,7 @@ export class BrokerClient {
 
   // ---------------------------------------------------------------- events and pages
 
-  /** The organization's event stream (`order`, `risk_rejected`, `breaker`, `kill`), reconnecting with Last-Event-ID. */
+  /** The organization's event stream (`order`, `risk_rejected`, `breaker`, `kill`, and the organization's `webhook_disabled`), reconnecting with Last-Event-ID. */
   events(o: EventsOptions = {}): AsyncGenerator<BrokerEvent, void, undefined> {
     return streamEvents(this.transport, o);
   }

@@ -25,7 +25,9 @@ export interface EventsOptions {
   onOpen?: () => void;
 }
 
-const KNOWN = new Set<BrokerEventType>(["order", "risk_rejected", "breaker", "kill"]);
+/** Every type this SDK knows (the compiler checks the list is whole); a type added later is skipped, not mistyped. */
+const TYPES = { order: true, risk_rejected: true, breaker: true, kill: true, webhook_disabled: true } as const satisfies Record<BrokerEventType, true>;
+const KNOWN = new Set<string>(Object.keys(TYPES));
 
 export async function* streamEvents(transport: Transport, o: EventsOptions = {}): AsyncGenerator<BrokerEvent, void, undefined> {
   let lastId = o.lastEventId;
@@ -80,7 +82,7 @@ export async function* streamEvents(transport: Transport, o: EventsOptions = {})
 
 /** The event of one SSE message: the service's envelope `{id, type, agent_id, created_at, data}` unwrapped. */
 function toEvent(m: EventSourceMessage): BrokerEvent | null {
-  const type = (m.event ?? "message") as BrokerEventType;
+  const type = m.event ?? "message";
   if (!KNOWN.has(type)) return null;
   let parsed: any;
   try {

@@ -476,7 +476,8 @@ interface EventBase<T extends string, D> {
   created_at: string;
   data: D;
 }
-export type OrderEvent = EventBase<"order", { order: Order }>;
+/** An order was created or moved; for a fill a source reported (or took back), `fill` is that fill. */
+export type OrderEvent = EventBase<"order", { order: Order; fill?: Fill }>;
 export type RiskRejectedEvent = EventBase<
   "risk_rejected",
   { decision_id: string; intent: Record<string, unknown>; failures: RiskFailure[]; checks: CheckResult[]; [extra: string]: unknown }
@@ -547,17 +548,24 @@ export interface WebhookTestResult {
   duration_ms: number;
 }
 
+/** A webhook message of one event: the event's `data`, its `id` as a number, and `timestamp` for `created_at`. */
+type MessageOf<E> = E extends { type: infer T; agent_id: infer A; data: infer D } ? { id: number; type: T; timestamp: string; agent_id: A; data: D } : never;
+/** The message of an event (narrow it by `type`). */
+export type WebhookEventMessage = MessageOf<BrokerEvent>;
+/** POST /v1/webhooks/{id}/test's message: no event behind it. */
+export interface WebhookTestMessage {
+  id: null;
+  type: "webhook_test";
+  timestamp: string;
+  agent_id: null;
+  data: { webhook_id: string; message: string };
+}
 /**
  * The JSON body of every webhook message: the Standard Webhooks `type`, `timestamp` and `data`, plus the
- * event's `id` (null for a test message) and `agent_id` (null for an organization's event).
+ * event's `id` (null for a test message) and `agent_id` (null for an organization's event). `type`
+ * tells the variant: `if (m.type === "order") m.data.order.status`.
  */
-export interface WebhookMessage {
-  id: number | null;
-  type: WebhookEventType | "webhook_test";
-  timestamp: string;
-  agent_id: string | null;
-  data: Record<string, unknown>;
-}
+export type WebhookMessage = WebhookEventMessage | WebhookTestMessage;
 
 // ---------------------------------------------------------------- cancel-all, firm-wide kill, book depth
 

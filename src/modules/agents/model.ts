@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import { jsonResponse, problemResponses } from "../../errors/problem-model.ts";
@@ -27,6 +28,11 @@ export const KillBody = t.Optional(t.Object({ reason: t.Optional(t.String({ maxL
 
 export const AGENT_EXAMPLE = {"id": "agt_20ew38ygo3k92ke1kcen", "org_id": "org_20ew38y1x4wvanve4gs1", "name": "quickstart", "mode": "payload", "wallet_address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "signer_address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "signature_type": 0, "limits": {"min_order_usdc": 1, "max_order_usdc": 100, "daily_volume_usdc": 1000, "capital_usdc": 1000, "max_market_exposure_pct": 0.2, "kelly_fraction": 0.25, "kelly_fallback_pct": 0.02, "price_band": 0.1, "max_slippage": 0.02, "max_depth_share": 0.25, "book_max_age_s": 60, "min_time_to_end_s": 3600, "market_deny": [], "category_deny": [], "category_allow": [], "max_venue_errors": 5, "breaker_cooldown_s": 60, "max_orders_per_minute": 60, "max_open_orders": 100, "duplicate_window_s": 5, "runaway_trip_count": 20, "approval_threshold_usdc": null}, "breaker": {"state": "closed", "reason": null, "since": null}, "heartbeat": null, "daily_volume": {"used_usdc": 0, "limit_usdc": 1000, "resets_at": "2026-11-25T00:00:00.000Z"}, "open_orders": 0, "credentials": null, "created_at": "2026-11-24T03:13:45.401Z"};
 
+export const BreakerStateModel = t.Union([t.Literal("closed"), t.Literal("tripped")]);
+export const BreakerReasonModel = t.Union([t.Literal("kill"), t.Literal("venue_errors"), t.Literal("manual"), t.Literal("runaway"), t.Literal("heartbeat"), t.Null()]);
+/** The agent's breaker, as the Agent shows it and a `breaker` event reports it. */
+export const BreakerModel = t.Object({ state: BreakerStateModel, reason: BreakerReasonModel, since: t.Union([t.String(), t.Null()]) });
+
 export const AgentModel = t.Object({
   id: t.String(),
   org_id: t.String(),
@@ -34,19 +40,15 @@ export const AgentModel = t.Object({
   mode: t.Union([t.Literal("payload"), t.Literal("delegated")]),
   wallet_address: t.String(),
   signer_address: t.String(),
-  signature_type: t.Integer(),
+  signature_type: Type.Integer(),
   owner_address: t.Union([t.String(), t.Null()]),
   limits: LimitsSchema,
-  breaker: t.Object({
-    state: t.Union([t.Literal("closed"), t.Literal("tripped")]),
-    reason: t.Union([t.Literal("kill"), t.Literal("venue_errors"), t.Literal("manual"), t.Literal("runaway"), t.Literal("heartbeat"), t.Null()]),
-    since: t.Union([t.String(), t.Null()]),
-  }),
-  heartbeat: t.Union([t.Null(), t.Object({ interval_s: t.Integer(), last_at: t.String(), deadline_at: t.String() })], {
+  breaker: BreakerModel,
+  heartbeat: t.Union([t.Null(), t.Object({ interval_s: Type.Integer(), last_at: t.String(), deadline_at: t.String() })], {
     description: "the dead-man switch: null when off (docs/api.md#heartbeat-dead-man-switch)",
   }),
   daily_volume: t.Object({ used_usdc: t.Number(), limit_usdc: t.Number(), resets_at: t.String() }),
-  open_orders: t.Integer(),
+  open_orders: Type.Integer(),
   credentials: t.Union([t.Null(), t.Object({ scopes: t.Array(t.String()), key_hint: t.String(), created_at: t.String() })]),
   created_at: t.String(),
   owner_instance: t.Optional(

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { InvalidRequestError } from "../../errors/errors.ts";
 import { problemResponses } from "../../errors/problem-model.ts";
@@ -48,7 +49,7 @@ export type SummaryQuery = typeof SummaryQuery.static;
 export const SummaryModel = t.Object({
   from: t.String({ description: "start of the first hourly bucket" }),
   to: t.String(),
-  intents: t.Array(t.Object({ at: t.String({ description: "start of the UTC hour" }), approved: t.Integer(), rejected: t.Integer() }), {
+  intents: t.Array(t.Object({ at: t.String({ description: "start of the UTC hour" }), approved: Type.Integer(), rejected: Type.Integer() }), {
     description: "one entry per hour, oldest first, zeros included",
   }),
   daily_volume: t.Array(

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import { problemResponses } from "../../errors/problem-model.ts";
@@ -80,8 +81,8 @@ export const BookModel = t.Object(
     market_id: t.String(),
     bids: t.Array(Level, { description: "best (highest) first" }),
     asks: t.Array(Level, { description: "best (lowest) first" }),
-    bid_levels: t.Integer({ description: "levels on the bid side in all (the answer holds at most `depth`)" }),
-    ask_levels: t.Integer(),
+    bid_levels: Type.Integer({ description: "levels on the bid side in all (the answer holds at most `depth`)" }),
+    ask_levels: Type.Integer(),
     last_trade_price: Price,
     timestamp: t.String({ description: "when the venue took the snapshot" }),
   },

@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { DEPOSIT_WALLET_SIGNATURE_HEX_LENGTH } from "../../eip712/deposit-wallet-signature.ts";
 import { ForbiddenError, InvalidRequestError, InvalidSignatureError, InvalidStateError, NotFoundError, OrderExpiredError, RiskRejectedError, VenueRejectedError, VenueTimeoutError } from "../../errors/errors.ts";
@@ -79,6 +80,21 @@ export const RiskFailureModel = t.Object({
   actual: t.Optional(t.Union([t.Number(), t.String(), t.Null()], { description: "the value that crossed it, when the check has one" })),
 });
 
+/** One fill of an order, as GET /v1/orders/{id} lists it and an `order` event carries it (docs/api.md#fills-and-the-venues-truth). */
+export const OrderFillModel = t.Object({
+  price: t.String(),
+  shares: t.String(),
+  usdc: t.String(),
+  fee: t.String(),
+  source: t.String({ description: "the source that reported it first: chain, user_channel, rest or paper" }),
+  sources: t.Array(t.String()),
+  trade_id: t.Union([t.String(), t.Null()]),
+  tx_hash: t.Union([t.String(), t.Null()]),
+  log_index: t.Union([Type.Integer(), t.Null()]),
+  status: t.String({ description: "matched, mined, confirmed, retrying, or failed (taken back: counts for nothing)" }),
+  at: t.String(),
+});
+
 export const ORDER_EXAMPLE = {"id": "ord_20ew38ypczk6rwcdelno", "agent_id": "agt_20ew38ygo3k92ke1kcen", "mode": "payload", "market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "side": "buy", "size_usdc": 5, "price": 0.49, "order_type": "GTC", "status": "open", "order_hash": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "venue_order_id": "0xcca45347f0e5479e54e10ca86012d96cf4068e6b8d411eab8ef3770225a385fa", "filled_usdc": 0, "flagged_for_review": false, "client_order_id": null, "created_at": "2026-11-24T03:13:45.500Z", "updated_at": "2026-11-24T03:13:45.647Z", "history": [{"at": "2026-11-24T03:13:45.500Z", "reason": "approved by the risk engine", "status": "awaiting_signature"}, {"at": "2026-11-24T03:13:45.641Z", "reason": "signature verified", "status": "submitting"}, {"at": "2026-11-24T03:13:45.647Z", "reason": "resting at the venue", "status": "open"}]};
 
 export const OrderModel = t.Object({
@@ -120,24 +136,7 @@ export const OrderModel = t.Object({
   signature_deadline: t.Optional(t.Union([t.String(), t.Null()], { description: "with unsigned_order: when the order expires unsigned" })),
   expiration: t.Optional(t.String({ description: "with unsigned_order: the venue order's expiration (unix seconds, \"0\" unless GTD), for the owner's venue_auth over POST /order" })),
   filled_shares: t.Optional(t.Number({ description: "GET /v1/orders/{id} only: shares filled, from the fills reported" })),
-  fills: t.Optional(
-    t.Array(
-      t.Object({
-        price: t.String(),
-        shares: t.String(),
-        usdc: t.String(),
-        fee: t.String(),
-        source: t.String({ description: "the source that reported it first: chain, user_channel, rest or paper" }),
-        sources: t.Array(t.String()),
-        trade_id: t.Union([t.String(), t.Null()]),
-        tx_hash: t.Union([t.String(), t.Null()]),
-        log_index: t.Union([t.Integer(), t.Null()]),
-        status: t.String({ description: "matched, mined, confirmed, retrying, or failed (taken back: counts for nothing)" }),
-        at: t.String(),
-      }),
-      { description: "GET /v1/orders/{id} only: every fill reported, each counted once whatever reported it" },
-    ),
-  ),
+  fills: t.Optional(t.Array(OrderFillModel, { description: "GET /v1/orders/{id} only: every fill reported, each counted once whatever reported it" })),
 }, { examples: [ORDER_EXAMPLE] });
 export type OrderModel = typeof OrderModel.static;
 

@@ -43,11 +43,11 @@ export const PaymentModel = t.Object({
   network: t.String(),
   pay_to: t.String(),
   nonce: t.String(),
-  x402_version: t.Integer(),
+  x402_version: T.Integer(),
   status: PaymentStatus,
   failure_reason: t.Union([t.String(), t.Null()]),
   transaction: t.Union([t.String(), t.Null()]),
-  request: t.Object({ method: t.String(), path: t.String(), status: t.Union([t.Integer(), t.Null()]) }),
+  request: t.Object({ method: t.String(), path: t.String(), status: t.Union([T.Integer(), t.Null()]) }),
   created_at: t.String(),
   updated_at: t.String(),
 });

@@ -1,8 +1,10 @@
-import { t } from "elysia";
-import { EVENT_TYPES } from "../../db/schema.ts";
+import { Type } from "@sinclair/typebox";
+import { t, type TSchema } from "elysia";
+import { EVENT_TYPES, type EventType } from "../../db/schema.ts";
 import { idPattern } from "../../domain/ids.ts";
 import { ForbiddenError, InvalidRequestError, NotFoundError } from "../../errors/errors.ts";
 import { jsonResponse, problemResponses } from "../../errors/problem-model.ts";
+import { EVENT_DATA, eventAgentId } from "../events/model.ts";
 
 export const CreateWebhookBody = t.Object(
   {
@@ -42,7 +44,7 @@ const Webhook = t.Object({
   description: t.Union([t.String(), t.Null()]),
   status: t.Union([t.Literal("enabled"), t.Literal("disabled")]),
   last_event_id: t.Number({ description: "the cursor: every matching event up to this id was delivered" }),
-  attempts: t.Integer({ description: "failed attempts of the event after the cursor" }),
+  attempts: Type.Integer({ description: "failed attempts of the event after the cursor" }),
   next_attempt_at: t.Union([t.String(), t.Null()]),
   last_error: t.Union([t.String(), t.Null()]),
   last_success_at: t.Union([t.String(), t.Null()]),
@@ -54,9 +56,9 @@ const TestResult = t.Object({
   webhook_id: t.String(),
   message_id: t.String(),
   delivered: t.Boolean(),
-  status: t.Union([t.Integer(), t.Null()]),
+  status: t.Union([Type.Integer(), t.Null()]),
   error: t.Union([t.String(), t.Null()]),
-  duration_ms: t.Integer(),
+  duration_ms: Type.Integer(),
 });
 
 const agentScoped = new ForbiddenError("an agent-scoped key cannot manage webhooks");
@@ -100,3 +102,56 @@ export const webhooksDetail = {
   },
   remove: { summary: "Delete a webhook endpoint", description: "Answers 204 with no body.", tags: ["webhooks"], responses: { "204": { description: "Deleted" }, ...problemResponses(agentScoped, notFound) } },
 };
+
+// ---------------------------------------------------------------- the messages an endpoint receives
+
+/** The body of a webhook message of one event type: the Standard Webhooks `type`, `timestamp` and `data`, plus the event's `id` and `agent_id` (docs/webhooks.md). */
+export const webhookMessageOf = (type: EventType) =>
+  t.Object(
+    {
+      id: Type.Integer({ description: "the event id (the message's `webhook-id` is `evt_<id>`)" }),
+      type: t.Literal(type),
+      timestamp: t.String({ description: "when the event happened (ISO 8601)" }),
+      agent_id: eventAgentId(type),
+      data: EVENT_DATA[type],
+    },
+    { title: `${type} message` },
+  );
+
+/** POST /v1/webhooks/{id}/test's message: no event behind it. */
+export const WebhookTestMessage = t.Object(
+  {
+    id: t.Null(),
+    type: t.Literal("webhook_test"),
+    timestamp: t.String(),
+    agent_id: t.Null(),
+    data: t.Object({ webhook_id: t.String(), message: t.String() }),
+  },
+  { title: "webhook_test message" },
+);
+
+/** Every message body an endpoint can receive. */
+export const WebhookMessageModel = t.Union([...EVENT_TYPES.map(webhookMessageOf), WebhookTestMessage], { description: "the JSON body of a webhook message" });
+
+/**
+ * The OpenAPI document's `webhooks`: one POST per event type (and the test message), the body each
+ * endpoint receives, signed with the endpoint's secret (docs/webhooks.md#verifying-a-message).
+ */
+export function webhooksDocumentation(): Record<string, object> {
+  const entry = (name: string, body: TSchema, summary: string): [string, object] => [
+    name,
+    {
+      post: {
+        summary,
+        description: "Signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`); a 2xx answer within WEBHOOK_TIMEOUT_MS is a delivery, anything else is retried (docs/webhooks.md).",
+        tags: ["webhooks"],
+        requestBody: { required: true, content: { "application/json": { schema: body } } },
+        responses: { "2XX": { description: "delivered" } },
+      },
+    },
+  ];
+  return Object.fromEntries([
+    ...EVENT_TYPES.map((type) => entry(type, webhookMessageOf(type), `A \`${type}\` event (docs/events.md#frame)`)),
+    entry("webhook_test", WebhookTestMessage, "POST /v1/webhooks/{id}/test's message"),
+  ]);
+}

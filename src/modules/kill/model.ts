@@ -1,0 +1,116 @@
+/** The kill switch's, the cancel-all's and the firm-wide kill's request and answer schemas (their controllers: index.ts). */
+import { Type } from "@sinclair/typebox";
+import { t } from "elysia";
+import { AgentModel } from "../agents/model.ts";
+import { MARKET_ID_PATTERN } from "../markets/model.ts";
+import { VenueAuthSchema } from "../orders/model.ts";
+
+export const KillBody = t.Object(
+  {
+    reason: t.Optional(t.String({ maxLength: 500 })),
+    venue_auth: t.Optional(
+      t.Object(VenueAuthSchema.properties, {
+        additionalProperties: false,
+        description:
+          "payload mode at a venue that cancels only with the owner's keys: L2 headers over DELETE /cancel-all (no body); the venue cancels every open order of that account in one call (docs/api.md#post-v1agentsidkill). Passed through, never stored.",
+      }),
+    ),
+  },
+  { additionalProperties: false, examples: [{ reason: "strategy misbehaving" }] },
+);
+
+export const KillResult = t.Object({
+  kill_id: t.String(),
+  agent_id: t.String(),
+  started_at: t.String(),
+  completed_at: t.String(),
+  duration_ms: Type.Integer(),
+  cancelled: t.Array(t.String()),
+  filled: t.Array(t.String(), { description: "orders that had already matched at the venue when the kill reached them" }),
+  failed: t.Array(t.String()),
+  credentials_deleted: t.Boolean(),
+  agent: AgentModel,
+}, { examples: [{"kill_id": "kil_20ew38z9zpcds2kng153", "agent_id": "agt_20ew38ygo3k92ke1kcen", "started_at": "2026-11-24T03:13:45.735Z", "completed_at": "2026-11-24T03:13:45.741Z", "duration_ms": 6, "cancelled": ["ord_20ew38ypczk6rwcdelno"], "filled": [], "failed": [], "credentials_deleted": false, "agent": {"id": "agt_20ew38ygo3k92ke1kcen", "org_id": "org_20ew38y1x4wvanve4gs1", "name": "quickstart", "mode": "payload", "wallet_address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "signer_address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "signature_type": 0, "limits": {"min_order_usdc": 1, "max_order_usdc": 100, "daily_volume_usdc": 1000, "capital_usdc": 1000, "max_market_exposure_pct": 0.2, "kelly_fraction": 0.25, "kelly_fallback_pct": 0.02, "price_band": 0.1, "max_slippage": 0.02, "max_depth_share": 0.25, "book_max_age_s": 60, "min_time_to_end_s": 3600, "market_deny": [], "category_deny": [], "category_allow": [], "max_venue_errors": 5, "breaker_cooldown_s": 60, "max_orders_per_minute": 60, "max_open_orders": 100, "duplicate_window_s": 5, "runaway_trip_count": 20, "approval_threshold_usdc": null}, "breaker": {"state": "tripped", "reason": "kill", "since": "2026-11-24T03:13:45.735Z"}, "heartbeat": null, "daily_volume": {"used_usdc": 0, "limit_usdc": 1000, "resets_at": "2026-11-25T00:00:00.000Z"}, "open_orders": 0, "credentials": null, "created_at": "2026-11-24T03:13:45.401Z"}}] });
+
+export const KILL_EXAMPLE = (KillResult as unknown as { examples: Record<string, any>[] }).examples[0] as Record<string, any>;
+
+// ---------------------------------------------------------------- cancel-all (no kill)
+
+const VenueAuthMap = (what: string, keyPattern: string) =>
+  t.Record(t.String({ pattern: keyPattern }), t.Object(VenueAuthSchema.properties, { additionalProperties: false }), { description: what, maxProperties: 1000 });
+
+export const CancelAllBody = t.Object(
+  {
+    market_id: t.Optional(t.String({ pattern: MARKET_ID_PATTERN, description: "only this outcome token's orders (a decimal uint256 string)" })),
+    venue_auth: t.Optional(
+      t.Object(VenueAuthSchema.properties, {
+        additionalProperties: false,
+        description: "payload mode, without market_id: the owner's L2 headers over DELETE /cancel-all, as the kill takes them (docs/api.md#payload-mode-cancels)",
+      }),
+    ),
+    venue_auths: t.Optional(
+      VenueAuthMap("payload mode: the owner's L2 headers over each order's DELETE /order, by venue order id (docs/api.md#payload-mode-cancels)", "^0x[0-9a-fA-F]{1,128}$|^[A-Za-z0-9_-]{1,128}$"),
+    ),
+  },
+  { additionalProperties: false, examples: [{}, { market_id: "62116011324642788450213843133477763167049099528131416799711191854278105821744" }] },
+);
+
+export const CancelAllResult = t.Object({
+  agent_id: t.String(),
+  market_id: t.Union([t.String(), t.Null()]),
+  started_at: t.String(),
+  completed_at: t.String(),
+  duration_ms: Type.Integer(),
+  cancelled: t.Array(t.String()),
+  filled: t.Array(t.String(), { description: "orders that had already matched at the venue when the cancel reached them" }),
+  failed: t.Array(t.String(), { description: "not confirmed before the deadline: status failed, flagged_for_review" }),
+  agent: AgentModel,
+}, { examples: [{ agent_id: KILL_EXAMPLE.agent_id, market_id: null, started_at: KILL_EXAMPLE.started_at, completed_at: KILL_EXAMPLE.completed_at, duration_ms: KILL_EXAMPLE.duration_ms, cancelled: KILL_EXAMPLE.cancelled, filled: [], failed: [], agent: { ...KILL_EXAMPLE.agent, breaker: { state: "closed", reason: null, since: null } } }] });
+
+// ---------------------------------------------------------------- the firm-wide kill
+
+const OrgIdField = t.String({
+  pattern: "^org_[A-Za-z0-9_-]{1,64}$",
+  description: "the caller's own organization id, named on purpose: a per-agent route with a `..` agent id is normalized by clients to this path, and must not reach it",
+});
+
+export const FirmKillBody = t.Object(
+  {
+    org_id: OrgIdField,
+    reason: t.Optional(t.String({ maxLength: 500 })),
+    venue_auths: t.Optional(
+      VenueAuthMap("payload-mode agents at a venue that cancels only with the owner's keys: the owner's L2 headers over DELETE /cancel-all, by agent id", "^agt_[A-Za-z0-9_-]+$"),
+    ),
+  },
+  { additionalProperties: false, examples: [{ org_id: "org_20ew38y1x4wvanve4gs1", reason: "market data feed is wrong" }] },
+);
+
+export const FirmResumeBody = t.Object({ org_id: OrgIdField }, { additionalProperties: false, examples: [{ org_id: "org_20ew38y1x4wvanve4gs1" }] });
+
+const FirmKillAgent = t.Object({
+  agent_id: t.String(),
+  kill_id: t.Union([t.String(), t.Null()]),
+  duration_ms: t.Union([Type.Integer(), t.Null()]),
+  cancelled: t.Array(t.String()),
+  filled: t.Array(t.String()),
+  failed: t.Array(t.String()),
+  credentials_deleted: t.Boolean(),
+  error: t.Union([t.String(), t.Null()], { description: "why this agent's kill did not run, or null" }),
+});
+
+export const ORG = "org_20ew38y1x4wvanve4gs1";
+export const FirmKillResult = t.Object({
+  org_id: t.String(),
+  halted: t.Literal(true),
+  halted_at: t.String(),
+  started_at: t.String(),
+  completed_at: t.String(),
+  duration_ms: Type.Integer(),
+  agents: t.Array(FirmKillAgent),
+}, { examples: [{ org_id: ORG, halted: true, halted_at: KILL_EXAMPLE.started_at, started_at: KILL_EXAMPLE.started_at, completed_at: KILL_EXAMPLE.completed_at, duration_ms: 7, agents: [{ agent_id: KILL_EXAMPLE.agent_id, kill_id: KILL_EXAMPLE.kill_id, duration_ms: 6, cancelled: KILL_EXAMPLE.cancelled, filled: [], failed: [], credentials_deleted: false, error: null }] }] });
+
+export const FirmResumeResult = t.Object({ org_id: t.String(), halted: t.Literal(false), resumed: t.Array(t.String()) }, { examples: [{ org_id: ORG, halted: false, resumed: [KILL_EXAMPLE.agent_id] }] });
+export const FirmState = t.Object(
+  { org_id: t.String(), halted: t.Boolean(), halted_at: t.Union([t.String(), t.Null()]), agent_ids: t.Array(t.String()) },
+  { examples: [{ org_id: ORG, halted: true, halted_at: KILL_EXAMPLE.started_at, agent_ids: [KILL_EXAMPLE.agent_id] }] },
+);
