@@ -7,39 +7,19 @@
  * the same stream and yields every one of them, the organization's `webhook_disabled` included.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Value } from "@sinclair/typebox/value";
-import type { TSchema } from "elysia";
 import { sql } from "drizzle-orm";
 import { BrokerClient, type BrokerEvent } from "../../packages/sdk/src/client.ts";
 import { EVENT_TYPES } from "../../src/db/schema.ts";
-import { BrokerEventModel } from "../../src/modules/events/model.ts";
+import { BrokerEventModel, EVENTS_EXAMPLE } from "../../src/modules/events/model.ts";
 import { WebhookMessageModel } from "../../src/modules/webhooks/model.ts";
 import { createTestApp, type TestApp } from "../support/app.ts";
 import { describeEachDatabase } from "../support/databases.ts";
 import { DEM_YES, newTrader, type Trader } from "../support/payload.ts";
+import { undocumented } from "../support/schema-exact.ts";
 import { connect } from "../support/sse.ts";
 import { type Receiver, startReceiver } from "../webhooks/receiver.ts";
 
 const FAST = { allowPrivate: true, retryScheduleMs: [50, 50, 50], timeoutMs: 1000, concurrency: 8 };
-
-/**
- * Where `value` has what `schema` does not name (or does not match it): JSON pointers. An object
- * schema with no properties and `additionalProperties` (the intent as submitted) takes any fields.
- */
-function undocumented(schema: any, value: unknown, path = ""): string[] {
-  if (schema.anyOf) {
-    const branch = schema.anyOf.find((b: TSchema) => Value.Check(b, value));
-    return branch ? undocumented(branch, value, path) : [`${path || "/"}: matches no variant`];
-  }
-  if (!Value.Check(schema, value)) return [`${path || "/"}: ${[...Value.Errors(schema, value)].map((e) => `${e.path} ${e.message}`).join("; ")}`];
-  if (Array.isArray(value)) return value.flatMap((v, i) => undocumented(schema.items, v, `${path}/${i}`));
-  if (value && typeof value === "object" && schema.type === "object") {
-    const props = schema.properties ?? {};
-    if (Object.keys(props).length === 0 && schema.additionalProperties !== false) return [];
-    return Object.entries(value).flatMap(([k, v]) => (k in props ? undocumented(props[k], v, `${path}/${k}`) : [`${path}/${k}: not in the schema`]));
-  }
-  return [];
-}
 
 test("the checker finds a field the schema does not name, a wrong type and a missing field", () => {
   const ok = { id: 1, type: "webhook_disabled", agent_id: null, created_at: "x", data: { webhook_id: "w", url: "u", attempts: 1, last_error: "e", last_event_id: 0, disabled_at: "d" } };
@@ -48,6 +28,12 @@ test("the checker finds a field the schema does not name, a wrong type and a mis
   expect(undocumented(BrokerEventModel, { ...ok, id: "1" })).toEqual(["/: matches no variant"]);
   const { url: _, ...noUrl } = ok.data;
   expect(undocumented(BrokerEventModel, { ...ok, data: noUrl })).toEqual(["/: matches no variant"]);
+});
+
+test("the stream example of the OpenAPI document is made of documented events", () => {
+  const frames = EVENTS_EXAMPLE.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+  expect(frames.length).toBeGreaterThanOrEqual(2);
+  expect(frames.flatMap((f) => undocumented(BrokerEventModel, f))).toEqual([]);
 });
 
 describeEachDatabase("events and webhook messages match their documented schemas", (_kind, database) => {

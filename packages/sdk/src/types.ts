@@ -213,6 +213,8 @@ export interface DelegatedIntentAnswer {
   mode: "delegated";
   status: Exclude<OrderStatus, "pending_approval">;
   venue_order_id: string | null;
+  /** The EIP-712 digest of the order placed (the venue's order id). */
+  order_hash: string | null;
   decision_id?: string;
   risk: RiskResult;
   [extra: string]: unknown;
@@ -383,6 +385,8 @@ export interface ApiKey {
   created_at: string;
   /** The key's last 4 characters. */
   hint: string;
+  /** When the key last authenticated a request, or null. */
+  last_used_at: string | null;
   [extra: string]: unknown;
 }
 /** A key just issued (createApiKey): the secret, shown once, in place of its hint. */

@@ -21,7 +21,7 @@ export const IssuedKey = t.Object({
 
 export const KeyIdParam = t.Object({ id: t.String({ pattern: idPattern("key"), description: "API key id", examples: ["key_20ew38z79q80dqnvpmc0"] }) });
 
-const KeyListItem = t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]), agent_id: t.Union([t.String(), t.Null()]), hint: t.String({ description: "the key's last 4 characters" }), created_at: t.String() });
+const KeyListItem = t.Object({ id: t.String(), name: t.Union([t.String(), t.Null()]), agent_id: t.Union([t.String(), t.Null()]), hint: t.String({ description: "the key's last 4 characters" }), created_at: t.String(), last_used_at: t.Union([t.String(), t.Null()], { description: "when the key last authenticated a request (recorded at most once a minute), or null" }) });
 const KeyPage = t.Object({ data: t.Array(KeyListItem), next_cursor: t.Union([t.String(), t.Null()]) });
 const agentScoped = (what: string) => new ForbiddenError(`an agent-scoped key cannot ${what} keys`);
 
@@ -31,7 +31,7 @@ export const apiKeysDetail = {
   list: {
     summary: "List API keys (no secrets)",
     tags: ["api-keys"],
-    responses: { "200": jsonResponse("A page of keys, newest first", KeyPage, {"data": [{"id": "key_20ew38z79q80dqnvpmc0", "name": "agent key", "agent_id": "agt_20ew38ygo3k92ke1kcen", "hint": "0s7k", "created_at": "2026-11-24T03:13:45.704Z"}, {"id": "key_20ew38y26m8b0hiktwtr", "name": "initial", "agent_id": null, "hint": "C_us", "created_at": "2026-11-24T03:13:45.236Z"}], "next_cursor": null}), ...problemResponses(agentScoped("list")) },
+    responses: { "200": jsonResponse("A page of keys, newest first", KeyPage, {"data": [{"id": "key_20ew38z79q80dqnvpmc0", "name": "agent key", "agent_id": "agt_20ew38ygo3k92ke1kcen", "hint": "0s7k", "created_at": "2026-11-24T03:13:45.704Z", "last_used_at": null}, {"id": "key_20ew38y26m8b0hiktwtr", "name": "initial", "agent_id": null, "hint": "C_us", "created_at": "2026-11-24T03:13:45.236Z", "last_used_at": "2026-11-24T03:13:45.000Z"}], "next_cursor": null}), ...problemResponses(agentScoped("list")) },
   },
   revoke: {
     summary: "Revoke an API key",

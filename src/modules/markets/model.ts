@@ -56,13 +56,13 @@ export const MarketModel = t.Object(
   mid: t.Union([t.String({ description: "(best_bid + best_ask) / 2, exact" }), t.Null()]),
   last_trade_price: Price,
   },
-  { examples: [{"market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "condition_id": "0xd71d3950174e6699b8a8faef8001b896932cb69636e6e0bb74dfc1173a3452d3", "question": "Will the Democratic nominee win the 2028 US presidential election?", "outcome": "Yes", "category": "politics", "end_date": "2028-11-07T00:00:00Z", "active": true, "closed": false, "accepting_orders": true, "neg_risk": false, "tick_size": "0.01", "min_order_size": "5", "best_bid": "0.48", "best_ask": "0.5", "mid": "0.49", "last_trade_price": "0.49"}] },
+  { examples: [{"market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "condition_id": "0xd71d3950174e6699b8a8faef8001b896932cb69636e6e0bb74dfc1173a3452d3", "question": "Will the Democratic nominee win the 2028 US presidential election?", "outcome": "Yes", "category": "politics", "end_date": "2028-11-07T00:00:00Z", "active": true, "closed": false, "accepting_orders": true, "neg_risk": false, "version": "v1", "tick_size": "0.01", "min_order_size": "5", "best_bid": "0.48", "best_ask": "0.5", "mid": "0.49", "last_trade_price": "0.49"}] },
 );
 export type MarketModel = typeof MarketModel.static;
 
 export const MarketPage = t.Object(
   { data: t.Array(MarketModel), next_cursor: t.Union([t.String(), t.Null()]) },
-  { examples: [{ data: [{"market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "condition_id": "0xd71d3950174e6699b8a8faef8001b896932cb69636e6e0bb74dfc1173a3452d3", "question": "Will the Democratic nominee win the 2028 US presidential election?", "outcome": "Yes", "category": "politics", "end_date": "2028-11-07T00:00:00Z", "active": true, "closed": false, "accepting_orders": true, "neg_risk": false, "tick_size": "0.01", "min_order_size": "5", "best_bid": "0.48", "best_ask": "0.5", "mid": "0.49", "last_trade_price": "0.49"}], next_cursor: "WzFd" }] },
+  { examples: [{ data: [{"market_id": "62116011324642788450213843133477763167049099528131416799711191854278105821744", "condition_id": "0xd71d3950174e6699b8a8faef8001b896932cb69636e6e0bb74dfc1173a3452d3", "question": "Will the Democratic nominee win the 2028 US presidential election?", "outcome": "Yes", "category": "politics", "end_date": "2028-11-07T00:00:00Z", "active": true, "closed": false, "accepting_orders": true, "neg_risk": false, "version": "v1", "tick_size": "0.01", "min_order_size": "5", "best_bid": "0.48", "best_ask": "0.5", "mid": "0.49", "last_trade_price": "0.49"}], next_cursor: "WzFd" }] },
 );
 
 const badQuery = new InvalidRequestError("/query/active: Expected string to match '^(true|false)$'", [{ path: "/query/active", message: "Expected string to match '^(true|false)$'" }]);

@@ -166,7 +166,16 @@ const PayloadAnswer = t.Object({
   decision_id: t.String(),
   risk: RiskModel,
 });
-const DelegatedAnswer = t.Object({ order_id: t.String(), agent_id: t.String(), mode: t.Literal("delegated"), status: t.String(), venue_order_id: t.Union([t.String(), t.Null()]), decision_id: t.String(), risk: RiskModel });
+const DelegatedAnswer = t.Object({
+  order_id: t.String(),
+  agent_id: t.String(),
+  mode: t.Literal("delegated"),
+  status: t.String(),
+  venue_order_id: t.Union([t.String(), t.Null()]),
+  order_hash: t.Union([t.String(), t.Null()], { description: "the EIP-712 digest of the order placed (the venue's order id)" }),
+  decision_id: t.String(),
+  risk: RiskModel,
+});
 const SubmitAnswer = t.Object({ order_id: t.String(), status: t.String(), venue_order_id: t.Union([t.String(), t.Null()]), order: OrderModel });
 const ApproveAnswer = t.Object({
   order_id: t.String(),
