@@ -92,6 +92,19 @@ describe("OpenAPI document", () => {
     }
   });
 
+  test("the document is valid OpenAPI 3.1 by the specification's own JSON schema, and every $ref resolves", async () => {
+    // A validator built on the OpenAPI Initiative's published schemas, as code generators and
+    // gateways read the document (the webhooks and the event schemas included).
+    const { Validator } = await import("@seriousme/openapi-schema-validator");
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc) as Record<string, unknown>);
+    expect({ version: validator.version, valid: result.valid, errors: result.errors ?? [] }).toEqual({ version: "3.1", valid: true, errors: [] });
+    // It does find a broken reference.
+    const broken = structuredClone(doc) as any;
+    broken.paths["/v1/agents"].post.responses["201"].content["application/json"].schema = { $ref: "#/components/schemas/Missing" };
+    expect((await new Validator().validate(broken)).valid).toBe(false);
+  });
+
   test("every route documents its answers, each JSON answer with an example", () => {
     for (const [id, op] of operations) {
       if (id === "get /docs/api") continue; // Markdown
