@@ -1,7 +1,7 @@
 /** The kill switch's, the cancel-all's and the firm-wide kill's request and answer schemas (their controllers: index.ts). */
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { AgentModel } from "../agents/model.ts";
+import { AGENT_EXAMPLE, AgentModel } from "../agents/model.ts";
 import { MARKET_ID_PATTERN } from "../markets/model.ts";
 import { VenueAuthSchema } from "../orders/model.ts";
 
@@ -30,9 +30,9 @@ export const KillResult = t.Object({
   failed: t.Array(t.String()),
   credentials_deleted: t.Boolean(),
   agent: AgentModel,
-}, { examples: [{"kill_id": "kil_20ew38z9zpcds2kng153", "agent_id": "agt_20ew38ygo3k92ke1kcen", "started_at": "2026-11-24T03:13:45.735Z", "completed_at": "2026-11-24T03:13:45.741Z", "duration_ms": 6, "cancelled": ["ord_20ew38ypczk6rwcdelno"], "filled": [], "failed": [], "credentials_deleted": false, "agent": {"id": "agt_20ew38ygo3k92ke1kcen", "org_id": "org_20ew38y1x4wvanve4gs1", "name": "quickstart", "mode": "payload", "wallet_address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "signer_address": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266", "signature_type": 0, "owner_address": null, "limits": {"min_order_usdc": 1, "max_order_usdc": 100, "daily_volume_usdc": 1000, "capital_usdc": 1000, "max_market_exposure_pct": 0.2, "kelly_fraction": 0.25, "kelly_fallback_pct": 0.02, "price_band": 0.1, "max_slippage": 0.02, "max_depth_share": 0.25, "book_max_age_s": 60, "min_time_to_end_s": 3600, "market_deny": [], "category_deny": [], "category_allow": [], "max_venue_errors": 5, "breaker_cooldown_s": 60, "max_orders_per_minute": 60, "max_open_orders": 100, "duplicate_window_s": 5, "runaway_trip_count": 20, "approval_threshold_usdc": null}, "breaker": {"state": "tripped", "reason": "kill", "since": "2026-11-24T03:13:45.735Z"}, "heartbeat": null, "daily_volume": {"used_usdc": 0, "limit_usdc": 1000, "resets_at": "2026-11-25T00:00:00.000Z"}, "open_orders": 0, "credentials": null, "created_at": "2026-11-24T03:13:45.401Z"}}] });
+}, { examples: [{"kill_id": "kil_20ew38z9zpcds2kng153", "agent_id": "agt_20ew38ygo3k92ke1kcen", "started_at": "2026-11-24T03:13:45.735Z", "completed_at": "2026-11-24T03:13:45.741Z", "duration_ms": 6, "cancelled": ["ord_20ew38ypczk6rwcdelno"], "filled": [], "failed": [], "credentials_deleted": false, agent: { ...AGENT_EXAMPLE, breaker: { state: "tripped", reason: "kill", since: "2026-11-24T03:13:45.735Z" } }}] });
 
-export const KILL_EXAMPLE = (KillResult as unknown as { examples: Record<string, any>[] }).examples[0] as Record<string, any>;
+const KILL_EXAMPLE = (KillResult as unknown as { examples: Record<string, any>[] }).examples[0] as Record<string, any>;
 
 // ---------------------------------------------------------------- cancel-all (no kill)
 
@@ -98,7 +98,7 @@ const FirmKillAgent = t.Object({
   error: t.Union([t.String(), t.Null()], { description: "why this agent's kill did not run, or null" }),
 });
 
-export const ORG = "org_20ew38y1x4wvanve4gs1";
+const ORG = "org_20ew38y1x4wvanve4gs1";
 export const FirmKillResult = t.Object({
   org_id: t.String(),
   halted: t.Literal(true),

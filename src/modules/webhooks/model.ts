@@ -106,7 +106,7 @@ export const webhooksDetail = {
 // ---------------------------------------------------------------- the messages an endpoint receives
 
 /** The body of a webhook message of one event type: the Standard Webhooks `type`, `timestamp` and `data`, plus the event's `id` and `agent_id` (docs/webhooks.md). */
-export const webhookMessageOf = (type: EventType) =>
+const webhookMessageOf = (type: EventType) =>
   t.Object(
     {
       id: Type.Integer({ description: "the event id (the message's `webhook-id` is `evt_<id>`)" }),
@@ -130,8 +130,10 @@ export const WebhookTestMessage = t.Object(
   { title: "webhook_test message" },
 );
 
+/** Each event type's message. */
+const EVENT_MESSAGES = EVENT_TYPES.map((type) => [type, webhookMessageOf(type)] as const);
 /** Every message body an endpoint can receive. */
-export const WebhookMessageModel = t.Union([...EVENT_TYPES.map(webhookMessageOf), WebhookTestMessage], { description: "the JSON body of a webhook message" });
+export const WebhookMessageModel = t.Union([...EVENT_MESSAGES.map(([, m]) => m), WebhookTestMessage], { description: "the JSON body of a webhook message" });
 
 /**
  * The OpenAPI document's `webhooks`: one POST per event type (and the test message), the body each
@@ -151,7 +153,7 @@ export function webhooksDocumentation(): Record<string, object> {
     },
   ];
   return Object.fromEntries([
-    ...EVENT_TYPES.map((type) => entry(type, webhookMessageOf(type), `A \`${type}\` event (docs/events.md#frame)`)),
+    ...EVENT_MESSAGES.map(([type, message]) => entry(type, message, `A \`${type}\` event (docs/events.md#frame)`)),
     entry("webhook_test", WebhookTestMessage, "POST /v1/webhooks/{id}/test's message"),
   ]);
 }
